@@ -1,0 +1,182 @@
+//! Nanoseconds per pair for every narrow-phase test, beside parry2d's `intersection_test` on the same pairs.
+//!
+//! Run: `cargo bench -p bevy_rect_collision_benches --bench narrow_phase`. Each benchmark tests 4,096
+//! candidate pairs; criterion's throughput line gives pairs per second.
+
+use std::hint::black_box;
+
+use bevy::math::{Rot2, Vec2};
+use bevy_rect_collision::geometry::*;
+use bevy_rect_collision_benches::{Regime, circle, pairs, rect, rotated_rect};
+use criterion::{
+    BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main, measurement::WallTime,
+};
+use parry2d::math::Pose;
+use parry2d::query;
+use parry2d::shape::{Ball, Cuboid, Shape};
+
+const PAIRS: usize = 4096;
+const SEED: u64 = 0x5eed_0001;
+
+fn parry_pose(center: Vec2, rotation: Rot2) -> Pose {
+    Pose::from_parts(
+        center,
+        parry2d::math::Rot2 {
+            re: rotation.cos,
+            im: rotation.sin,
+        },
+    )
+}
+
+/// A shape in parry2d at the same place, for the side-by-side run.
+trait ToParry {
+    fn to_parry(&self) -> (Pose, Box<dyn Shape>);
+}
+
+impl ToParry for WorldRect {
+    fn to_parry(&self) -> (Pose, Box<dyn Shape>) {
+        (
+            parry_pose(self.center, Rot2::IDENTITY),
+            Box::new(Cuboid::new(self.half_size)),
+        )
+    }
+}
+
+impl ToParry for WorldRotatedRect {
+    fn to_parry(&self) -> (Pose, Box<dyn Shape>) {
+        (
+            parry_pose(self.center, self.rotation),
+            Box::new(Cuboid::new(self.half_size)),
+        )
+    }
+}
+
+impl ToParry for WorldCircle {
+    fn to_parry(&self) -> (Pose, Box<dyn Shape>) {
+        (
+            parry_pose(self.center, Rot2::IDENTITY),
+            Box::new(Ball::new(self.radius)),
+        )
+    }
+}
+
+/// Benchmarks `test` on `pairs` as `name`, and parry2d's `intersection_test` on the same pairs.
+fn ours_and_parry<A: ToParry, B: ToParry>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    pairs: &[(A, B)],
+    test: impl Fn(&A, &B, OverlapMode) -> bool,
+) {
+    group.bench_function("ours", |bench| {
+        bench.iter(|| {
+            pairs
+                .iter()
+                .filter(|(a, b)| test(black_box(a), black_box(b), OverlapMode::Closed))
+                .count()
+        })
+    });
+    let parry_pairs: Vec<_> = pairs
+        .iter()
+        .map(|(a, b)| (a.to_parry(), b.to_parry()))
+        .collect();
+    group.bench_function("parry2d", |bench| {
+        bench.iter(|| {
+            parry_pairs
+                .iter()
+                .filter(|((pa, sa), (pb, sb))| {
+                    query::intersection_test(black_box(pa), &**sa, black_box(pb), &**sb).unwrap()
+                })
+                .count()
+        })
+    });
+}
+
+fn pair_kinds(c: &mut Criterion) {
+    let overlapping = Regime::MostlyOverlapping;
+    macro_rules! kind {
+        ($name:literal, $first:expr, $second:expr, $test:expr) => {{
+            let mut group = c.benchmark_group($name);
+            group.throughput(Throughput::Elements(PAIRS as u64));
+            let pairs = pairs(PAIRS, SEED, overlapping, $first, $second);
+            ours_and_parry(&mut group, &pairs, $test);
+            group.finish();
+        }};
+    }
+    kind!("rect_rect", rect, rect, intersection_test_rect_rect);
+    kind!(
+        "rotated_rect_rect",
+        rotated_rect,
+        rect,
+        intersection_test_rotated_rect_rect
+    );
+    kind!(
+        "rotated_rect_rotated_rect",
+        rotated_rect,
+        rotated_rect,
+        intersection_test_rotated_rect_rotated_rect
+    );
+    kind!("circle_rect", circle, rect, intersection_test_circle_rect);
+    kind!(
+        "circle_rotated_rect",
+        circle,
+        rotated_rect,
+        intersection_test_circle_rotated_rect
+    );
+    kind!(
+        "circle_circle",
+        circle,
+        circle,
+        intersection_test_circle_circle
+    );
+}
+
+/// Seed 004's question: does a bounding-box test before the separating axes pay? In both regimes.
+fn aabb_early_out(c: &mut Criterion) {
+    for (regime, name) in [
+        (
+            Regime::MostlyOverlapping,
+            "sat_early_out/mostly_overlapping",
+        ),
+        (Regime::MostlyApart, "sat_early_out/mostly_apart"),
+    ] {
+        let pairs = pairs(PAIRS, SEED, regime, rotated_rect, rotated_rect);
+        let overlapping = pairs
+            .iter()
+            .filter(|(a, b)| intersection_test_rotated_rect_rotated_rect(a, b, OverlapMode::Closed))
+            .count();
+        println!("{name}: {overlapping} of {PAIRS} pairs overlap");
+        let mut group = c.benchmark_group(name);
+        group.throughput(Throughput::Elements(PAIRS as u64));
+        group.bench_function("sat", |bench| {
+            bench.iter(|| {
+                pairs
+                    .iter()
+                    .filter(|(a, b)| {
+                        intersection_test_rotated_rect_rotated_rect(
+                            black_box(a),
+                            black_box(b),
+                            OverlapMode::Closed,
+                        )
+                    })
+                    .count()
+            })
+        });
+        group.bench_function("aabb_then_sat", |bench| {
+            bench.iter(|| {
+                pairs
+                    .iter()
+                    .filter(|(a, b)| {
+                        intersection_test_rotated_rect_rotated_rect_aabb_first(
+                            black_box(a),
+                            black_box(b),
+                            OverlapMode::Closed,
+                        )
+                    })
+                    .count()
+            })
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, pair_kinds, aabb_early_out);
+criterion_main!(benches);

@@ -1,0 +1,373 @@
+//! [`Collider`] and the components derived from it.
+
+use core::fmt;
+
+use bevy::prelude::*;
+
+use crate::events::CollidingEntities;
+use crate::geometry::{Pose2d, WorldCircle, WorldRect, WorldRotatedRect, WorldShape};
+use crate::layers::CollisionLayers;
+
+/// The shape of a [`Collider`] in the entity's local space.
+#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
+pub enum ColliderShape {
+    /// A rectangle that stays aligned with the world axes: the entity's rotation is ignored.
+    Rect {
+        /// Half the width and half the height, before scale.
+        half_size: Vec2,
+    },
+    /// A rectangle that turns with the entity.
+    RotatedRect {
+        /// Half the width and half the height, before scale.
+        half_size: Vec2,
+    },
+    /// A circle. Under a non-uniform scale its radius follows the larger axis.
+    Circle {
+        /// The radius, before scale.
+        radius: f32,
+    },
+}
+
+/// Why a collider could not be built: the bad value is named.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ColliderError {
+    /// A width, height or radius that is NaN or infinite.
+    NonFiniteSize {
+        /// Which size: `"width"`, `"height"` or `"radius"`.
+        what: &'static str,
+        /// The value given.
+        value: f32,
+    },
+    /// A width, height or radius that is zero or negative: the shape would have no area.
+    NonPositiveSize {
+        /// Which size: `"width"`, `"height"` or `"radius"`.
+        what: &'static str,
+        /// The value given.
+        value: f32,
+    },
+}
+
+impl fmt::Display for ColliderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ColliderError::NonFiniteSize { what, value } => {
+                write!(f, "collider {what} must be finite, got {value}")
+            }
+            ColliderError::NonPositiveSize { what, value } => {
+                write!(f, "collider {what} must be greater than zero, got {value}")
+            }
+        }
+    }
+}
+
+impl core::error::Error for ColliderError {}
+
+fn check_size(what: &'static str, value: f32) -> Result<f32, ColliderError> {
+    if !value.is_finite() {
+        Err(ColliderError::NonFiniteSize { what, value })
+    } else if value <= 0.0 {
+        Err(ColliderError::NonPositiveSize { what, value })
+    } else {
+        Ok(value)
+    }
+}
+
+/// A collision shape on an entity: add it with a `Transform` and the plugin does the rest.
+///
+/// Every pair of colliders is tested (filtered by [`CollisionLayers`]); no rigid body or marker is
+/// needed. Its world-space shape is kept in [`ColliderWorldShape`], the entities it touches in
+/// [`CollidingEntities`]; both are added with it.
+///
+/// The plain constructors accept any value and never panic: a negative size is taken as its absolute
+/// value, and a zero, NaN or infinite size gives a collider that the plugin skips with one warning. The
+/// `try_` constructors reject such values with a [`ColliderError`] instead.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_rect_collision::prelude::*;
+///
+/// let wall = Collider::rect(40.0, 20.0);
+/// let paddle = Collider::rotated_rect(6.0, 4.5).with_offset(Vec2::new(3.0, 0.0));
+/// let ball = Collider::try_circle(10.0).unwrap();
+/// assert!(Collider::try_rect(-1.0, 2.0).is_err());
+/// ```
+#[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Component, Debug, PartialEq)]
+#[require(ColliderWorldShape, CollidingEntities, CollisionLayers, Transform)]
+pub struct Collider {
+    /// The shape, in local space.
+    pub shape: ColliderShape,
+    /// Where the shape's centre sits relative to the entity origin, in local space (before scale and
+    /// rotation). The entity origin is the pivot the shape turns about. Defaults to zero.
+    pub offset: Vec2,
+}
+
+impl Collider {
+    /// A `width` × `height` rectangle aligned with the world axes, whatever the entity's rotation.
+    pub fn rect(width: f32, height: f32) -> Self {
+        Self::from_shape(ColliderShape::Rect {
+            half_size: Vec2::new(width, height).abs() * 0.5,
+        })
+    }
+
+    /// A `width` × `height` rectangle that turns with the entity.
+    pub fn rotated_rect(width: f32, height: f32) -> Self {
+        Self::from_shape(ColliderShape::RotatedRect {
+            half_size: Vec2::new(width, height).abs() * 0.5,
+        })
+    }
+
+    /// A circle of `radius`.
+    pub fn circle(radius: f32) -> Self {
+        Self::from_shape(ColliderShape::Circle {
+            radius: radius.abs(),
+        })
+    }
+
+    /// [`Collider::rect`], or an error naming a size that is not finite and positive.
+    ///
+    /// ```
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// let error = Collider::try_rect(2.0, f32::NAN).unwrap_err();
+    /// assert_eq!(error.to_string(), "collider height must be finite, got NaN");
+    /// ```
+    pub fn try_rect(width: f32, height: f32) -> Result<Self, ColliderError> {
+        Ok(Self::rect(
+            check_size("width", width)?,
+            check_size("height", height)?,
+        ))
+    }
+
+    /// [`Collider::rotated_rect`], or an error naming a size that is not finite and positive.
+    ///
+    /// ```
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// assert!(Collider::try_rotated_rect(0.0, 1.0).is_err());
+    /// assert!(Collider::try_rotated_rect(2.0, 1.0).is_ok());
+    /// ```
+    pub fn try_rotated_rect(width: f32, height: f32) -> Result<Self, ColliderError> {
+        Ok(Self::rotated_rect(
+            check_size("width", width)?,
+            check_size("height", height)?,
+        ))
+    }
+
+    /// [`Collider::circle`], or an error naming a radius that is not finite and positive.
+    ///
+    /// ```
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// assert_eq!(
+    ///     Collider::try_circle(-2.0).unwrap_err().to_string(),
+    ///     "collider radius must be greater than zero, got -2"
+    /// );
+    /// ```
+    pub fn try_circle(radius: f32) -> Result<Self, ColliderError> {
+        Ok(Self::circle(check_size("radius", radius)?))
+    }
+
+    /// A collider of `shape` centred on the entity origin.
+    pub fn from_shape(shape: ColliderShape) -> Self {
+        Self {
+            shape,
+            offset: Vec2::ZERO,
+        }
+    }
+
+    /// The same collider with its centre at `offset` from the entity origin, in local space.
+    ///
+    /// The entity origin is the pivot: seed 000's rectangle turning about the midpoint of its left side
+    /// is `Collider::rotated_rect(6.0, 4.5).with_offset(Vec2::new(3.0, 0.0))` on an entity at that
+    /// midpoint.
+    #[must_use]
+    pub fn with_offset(mut self, offset: Vec2) -> Self {
+        self.offset = offset;
+        self
+    }
+
+    /// Whether every size is finite and positive: the collider can take part in collisions.
+    pub fn has_valid_size(&self) -> bool {
+        match self.shape {
+            ColliderShape::Rect { half_size } | ColliderShape::RotatedRect { half_size } => {
+                half_size.is_finite() && half_size.x > 0.0 && half_size.y > 0.0
+            }
+            ColliderShape::Circle { radius } => radius.is_finite() && radius > 0.0,
+        }
+    }
+
+    /// The collider placed in the world by `pose`; `None` when the collider's size, the pose or the
+    /// result is invalid (not finite, or of zero size).
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_rect_collision::geometry::{Pose2d, WorldShape};
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// let pose = Pose2d::from_translation(Vec2::new(5.0, 0.0));
+    /// let shape = Collider::circle(2.0).world_shape(&pose).unwrap();
+    /// assert_eq!(shape.center(), Vec2::new(5.0, 0.0));
+    /// assert!(Collider::circle(f32::NAN).world_shape(&pose).is_none());
+    /// ```
+    pub fn world_shape(&self, pose: &Pose2d) -> Option<WorldShape> {
+        if !self.has_valid_size() || !pose.is_valid() {
+            return None;
+        }
+        let shape = match self.shape {
+            ColliderShape::Rect { half_size } => {
+                WorldRect::from_pose(pose, half_size, self.offset).into()
+            }
+            ColliderShape::RotatedRect { half_size } => {
+                WorldRotatedRect::from_pose(pose, half_size, self.offset).into()
+            }
+            ColliderShape::Circle { radius } => {
+                WorldCircle::from_pose(pose, radius, self.offset).into()
+            }
+        };
+        is_usable(&shape).then_some(shape)
+    }
+}
+
+/// Whether a world shape is finite and of positive size: huge poses can overflow to infinity and tiny
+/// scales can underflow to zero.
+fn is_usable(shape: &WorldShape) -> bool {
+    shape.is_finite()
+        && match shape {
+            WorldShape::Rect(r) => r.half_size.x > 0.0 && r.half_size.y > 0.0,
+            WorldShape::RotatedRect(r) => r.half_size.x > 0.0 && r.half_size.y > 0.0,
+            WorldShape::Circle(c) => c.radius > 0.0,
+        }
+}
+
+/// The 2D pose of a `GlobalTransform`: translation, rotation about Z, and scale, mirroring included.
+///
+/// The rotation comes from the transformed X axis, so a non-uniform scale under a rotated parent
+/// (which shears) keeps the X axis exact and the Y axis's length.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_rect_collision::collider::pose_from_global_transform;
+///
+/// let transform = GlobalTransform::from(
+///     Transform::from_xyz(1.0, 2.0, 3.0)
+///         .with_rotation(Quat::from_rotation_z(std::f32::consts::FRAC_PI_2))
+///         .with_scale(Vec3::new(2.0, -1.0, 1.0)),
+/// );
+/// let pose = pose_from_global_transform(&transform);
+/// assert_eq!(pose.translation, Vec2::new(1.0, 2.0));
+/// assert!((pose.rotation.as_radians() - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
+/// assert!((pose.scale - Vec2::new(2.0, -1.0)).length() < 1e-6);
+/// ```
+pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
+    let affine = transform.affine();
+    let x_axis = affine.matrix3.x_axis.truncate();
+    let y_axis = affine.matrix3.y_axis.truncate();
+    let scale_x = x_axis.length();
+    let mirrored = x_axis.perp_dot(y_axis) < 0.0;
+    let scale_y = if mirrored {
+        -y_axis.length()
+    } else {
+        y_axis.length()
+    };
+    // Built from its fields: `Rot2::from_sin_cos` debug-asserts a unit rotation, and a zero or NaN scale
+    // must give an invalid pose, not a panic.
+    let rotation = Rot2 {
+        cos: x_axis.x / scale_x,
+        sin: x_axis.y / scale_x,
+    };
+    Pose2d::new(
+        affine.translation.truncate(),
+        rotation,
+        Vec2::new(scale_x, scale_y),
+    )
+}
+
+/// The world-space shape of a [`Collider`], rebuilt by the plugin from the entity's `GlobalTransform`
+/// in [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare) whenever either changes.
+///
+/// `None` until the first update, and while the collider is invalid (a NaN, infinite or zero-scale
+/// transform, or a bad size): such a collider touches nothing.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_rect_collision::prelude::*;
+///
+/// fn print_corners(shapes: Query<&ColliderWorldShape>) {
+///     for shape in &shapes {
+///         if let Some(corners) = shape.corners() {
+///             println!("{corners:?}");
+///         }
+///     }
+/// }
+/// # bevy::ecs::system::assert_is_system(print_corners);
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct ColliderWorldShape(pub Option<WorldShape>);
+
+impl ColliderWorldShape {
+    /// The four world-space corners of a rectangle, counter-clockwise; `None` for a circle or an
+    /// invalid collider.
+    pub fn corners(&self) -> Option<[Vec2; 4]> {
+        self.0.as_ref().and_then(WorldShape::corners)
+    }
+
+    /// The smallest world-space axis-aligned box around the shape; `None` for an invalid collider.
+    pub fn aabb(&self) -> Option<bevy::math::bounding::Aabb2d> {
+        self.0.as_ref().map(WorldShape::aabb)
+    }
+}
+
+/// The query filter for colliders that take part in collisions and queries: with a [`Collider`] and
+/// without [`ColliderDisabled`].
+pub type ActiveCollider = (With<Collider>, Without<ColliderDisabled>);
+
+/// While present, the entity's collider takes no part in collisions or queries: its open contacts end
+/// with [`CollisionEnded`](crate::CollisionEnded), and it starts colliding again when the marker is
+/// removed.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default)]
+pub struct ColliderDisabled;
+
+/// Marks a collider whose shape is invalid (a NaN, infinite or zero-scale transform, or a bad size):
+/// the plugin skips it, warns once, and removes the marker when it becomes valid again.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InvalidCollider;
+
+/// Rebuilds [`ColliderWorldShape`] for every collider whose `Collider` or `GlobalTransform` changed,
+/// and warns once per entity when one becomes invalid.
+pub(crate) fn update_world_shapes(
+    mut colliders: Query<
+        (
+            Entity,
+            &Collider,
+            &GlobalTransform,
+            &mut ColliderWorldShape,
+            Has<InvalidCollider>,
+        ),
+        Or<(Changed<Collider>, Changed<GlobalTransform>)>,
+    >,
+    mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
+    mut commands: Commands,
+) {
+    let timer = crate::diagnostics::StageTimer::start();
+    for (entity, collider, transform, mut world_shape, was_invalid) in &mut colliders {
+        let shape = collider.world_shape(&pose_from_global_transform(transform));
+        world_shape.set_if_neq(ColliderWorldShape(shape));
+        match (shape.is_some(), was_invalid) {
+            (false, false) => {
+                warn!(
+                    "collider on {entity} is skipped: its shape is invalid ({collider:?} at {:?}); \
+                     it touches nothing until its size and transform are finite and non-zero",
+                    transform.translation()
+                );
+                commands.entity(entity).try_insert(InvalidCollider);
+            }
+            (true, true) => {
+                commands.entity(entity).try_remove::<InvalidCollider>();
+            }
+            _ => {}
+        }
+    }
+    diagnostics.timings.prepare = timer.elapsed();
+}

@@ -1,0 +1,60 @@
+//! [`CollisionDiagnostics`]: counts and stage timings, filled by the pipeline every update.
+
+use core::time::Duration;
+
+use bevy::platform::time::Instant;
+use bevy::prelude::*;
+
+/// How long each stage of the last collision update took.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimings {
+    /// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare): world shapes from transforms.
+    pub prepare: Duration,
+    /// [`CollisionSystems::BroadPhase`](crate::CollisionSystems::BroadPhase): candidate pairs.
+    pub broad_phase: Duration,
+    /// [`CollisionSystems::NarrowPhase`](crate::CollisionSystems::NarrowPhase): exact tests and contacts.
+    pub narrow_phase: Duration,
+    /// [`CollisionSystems::Events`](crate::CollisionSystems::Events): started and ended pairs, messages,
+    /// triggers and `CollidingEntities`.
+    pub events: Duration,
+}
+
+impl StageTimings {
+    /// The four stages together.
+    pub fn total(&self) -> Duration {
+        self.prepare + self.broad_phase + self.narrow_phase + self.events
+    }
+}
+
+/// Counts and timings of the last collision update, readable by any system (the egui panel shows them).
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq)]
+pub struct CollisionDiagnostics {
+    /// Enabled colliders with a valid shape that took part.
+    pub colliders: usize,
+    /// Enabled colliders skipped because their shape is invalid (NaN, infinite or zero-scale
+    /// transform, or a bad size).
+    pub invalid_colliders: usize,
+    /// Pairs the broad phase handed to the narrow phase.
+    pub candidate_pairs: usize,
+    /// Pairs touching after the update.
+    pub touching_pairs: usize,
+    /// `CollisionStarted` pairs of the update.
+    pub started: usize,
+    /// `CollisionEnded` pairs of the update.
+    pub ended: usize,
+    /// Time per stage.
+    pub timings: StageTimings,
+}
+
+/// Measures one stage.
+pub(crate) struct StageTimer(Instant);
+
+impl StageTimer {
+    pub(crate) fn start() -> Self {
+        Self(Instant::now())
+    }
+
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.0.elapsed()
+    }
+}

@@ -1,0 +1,175 @@
+//! What the plugin reports: [`CollisionStarted`], [`CollisionEnded`] and [`CollidingEntities`].
+
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+
+/// Two colliders began touching this frame.
+///
+/// Sent as a [`Message`] once per pair, read with `MessageReader<CollisionStarted>`, with
+/// `collider1 < collider2`. Also triggered as an [`EntityEvent`] on each of the two entities, with
+/// `collider1` the entity observed, so `commands.entity(e).observe(|hit: On<CollisionStarted>| ..)`
+/// sees `hit.collider1 == e`.
+///
+/// Within a frame, messages come sorted by `(collider1, collider2)`.
+#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq)]
+pub struct CollisionStarted {
+    /// The first collider; the observed entity when triggered as an entity event.
+    #[event_target]
+    pub collider1: Entity,
+    /// The other collider.
+    pub collider2: Entity,
+    /// Unit contact normal in world space, pointing from `collider1` to `collider2`, at the start.
+    pub normal: Vec2,
+    /// Penetration depth at the start: the length of the smallest translation that separates them.
+    pub depth: f32,
+}
+
+/// Two colliders that touched stopped touching this frame: they moved apart, one was despawned, lost
+/// its `Collider`, got [`ColliderDisabled`](crate::ColliderDisabled), or a layer change disqualified the
+/// pair.
+///
+/// Every [`CollisionStarted`] is followed by exactly one `CollisionEnded` for the same pair. Sent and
+/// triggered like [`CollisionStarted`]; for a despawned entity, only global observers see the trigger.
+#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CollisionEnded {
+    /// The first collider; the observed entity when triggered as an entity event.
+    #[event_target]
+    pub collider1: Entity,
+    /// The other collider.
+    pub collider2: Entity,
+}
+
+impl CollisionStarted {
+    /// The same start seen from `collider2`: the entities swapped and the normal negated.
+    #[must_use]
+    pub fn swapped(self) -> Self {
+        Self {
+            collider1: self.collider2,
+            collider2: self.collider1,
+            normal: -self.normal,
+            depth: self.depth,
+        }
+    }
+}
+
+impl CollisionEnded {
+    /// The same end seen from `collider2`.
+    #[must_use]
+    pub fn swapped(self) -> Self {
+        Self {
+            collider1: self.collider2,
+            collider2: self.collider1,
+        }
+    }
+}
+
+/// The entities this collider touches now, kept by the plugin in step with the events.
+///
+/// Added with every [`Collider`](crate::Collider).
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_rect_collision::prelude::*;
+///
+/// fn report(query: Query<(Entity, &CollidingEntities)>) {
+///     for (entity, touching) in &query {
+///         if !touching.is_empty() {
+///             println!("{entity} touches {} colliders", touching.len());
+///         }
+///     }
+/// }
+/// # bevy::ecs::system::assert_is_system(report);
+/// ```
+#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CollidingEntities(pub(crate) EntityHashSet);
+
+impl CollidingEntities {
+    /// Whether this collider touches `entity`.
+    pub fn contains(&self, entity: &Entity) -> bool {
+        self.0.contains(entity)
+    }
+
+    /// The entities touched, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = Entity> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// How many entities are touched.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether nothing is touched.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Sends [`CollisionStarted`] and [`CollisionEnded`] for the pairs that changed since the last update,
+/// as messages (once per pair) and entity events (on both entities), and keeps [`CollidingEntities`] in
+/// step. Ends come before starts, each sorted by pair.
+pub(crate) fn report_collision_changes(
+    contacts: Res<crate::narrow_phase::Contacts>,
+    mut colliding: Query<&mut CollidingEntities>,
+    mut started_writer: MessageWriter<CollisionStarted>,
+    mut ended_writer: MessageWriter<CollisionEnded>,
+    mut commands: Commands,
+    mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
+    mut buffers: Local<(Vec<CollisionStarted>, Vec<CollisionEnded>)>,
+) {
+    let timer = crate::diagnostics::StageTimer::start();
+    let (started, ended) = &mut *buffers;
+    started.clear();
+    ended.clear();
+    crate::narrow_phase::diff_contacts(
+        &contacts.previous,
+        &contacts.current,
+        |pair| {
+            started.push(CollisionStarted {
+                collider1: pair.collider1,
+                collider2: pair.collider2,
+                normal: pair.contact.normal,
+                depth: pair.contact.depth,
+            })
+        },
+        |pair| {
+            ended.push(CollisionEnded {
+                collider1: pair.collider1,
+                collider2: pair.collider2,
+            })
+        },
+    );
+    for end in ended.iter() {
+        for (this, other) in [
+            (end.collider1, end.collider2),
+            (end.collider2, end.collider1),
+        ] {
+            if let Ok(mut touching) = colliding.get_mut(this) {
+                touching.0.remove(&other);
+            }
+        }
+    }
+    for start in started.iter() {
+        for (this, other) in [
+            (start.collider1, start.collider2),
+            (start.collider2, start.collider1),
+        ] {
+            if let Ok(mut touching) = colliding.get_mut(this) {
+                touching.0.insert(other);
+            }
+        }
+    }
+    ended_writer.write_batch(ended.iter().copied());
+    started_writer.write_batch(started.iter().copied());
+    for &end in ended.iter() {
+        commands.trigger(end);
+        commands.trigger(end.swapped());
+    }
+    for &start in started.iter() {
+        commands.trigger(start);
+        commands.trigger(start.swapped());
+    }
+    diagnostics.started = started.len();
+    diagnostics.ended = ended.len();
+    diagnostics.timings.events = timer.elapsed();
+}

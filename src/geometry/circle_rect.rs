@@ -1,0 +1,253 @@
+//! Circle against axis-aligned rectangle, and the clamp both circle-rectangle pairs share.
+
+use bevy::math::Vec2;
+
+use super::{Contact, OverlapMode, WorldCircle, WorldRect};
+
+/// Whether a circle centred at `center`, in a box's frame, meets the box of `half_size` centred at the
+/// origin: clamp the centre into the box and compare squared distances (seed 002), no square root.
+#[inline]
+pub(crate) fn intersection_test_box_circle_local(
+    half_size: Vec2,
+    center: Vec2,
+    radius: f32,
+    mode: OverlapMode,
+) -> bool {
+    let closest = center.clamp(-half_size, half_size);
+    mode.admits(radius * radius - center.distance_squared(closest))
+}
+
+/// The contact of a box of `half_size` centred at the origin and a circle centred at `center`, both in the
+/// box's frame; the normal points from the box to the circle.
+#[inline]
+pub(crate) fn contact_box_circle_local(
+    half_size: Vec2,
+    center: Vec2,
+    radius: f32,
+    mode: OverlapMode,
+) -> Option<Contact> {
+    let closest = center.clamp(-half_size, half_size);
+    let outside = center - closest;
+    let distance_squared = outside.length_squared();
+    if !mode.admits(radius * radius - distance_squared) {
+        return None;
+    }
+    if distance_squared > 0.0 {
+        // The centre is outside the box: the closest point is on the boundary.
+        let distance = distance_squared.sqrt();
+        return Some(Contact {
+            normal: outside / distance,
+            depth: (radius - distance).max(0.0),
+        });
+    }
+    // The centre is inside the box or on its boundary: push out through the nearest side.
+    let to_side = half_size - center.abs();
+    let sign = |value: f32| if value < 0.0 { -1.0 } else { 1.0 };
+    Some(if to_side.x < to_side.y {
+        Contact {
+            normal: Vec2::new(sign(center.x), 0.0),
+            depth: radius + to_side.x,
+        }
+    } else {
+        Contact {
+            normal: Vec2::new(0.0, sign(center.y)),
+            depth: radius + to_side.y,
+        }
+    })
+}
+
+/// Whether an axis-aligned rectangle and a circle collide: the rectangle's point closest to the centre is
+/// within the radius (seed 002 with no rotation).
+///
+/// ```
+/// use bevy::math::Vec2;
+/// use bevy_rect_collision::geometry::*;
+///
+/// let rect = WorldRect::new(Vec2::ZERO, Vec2::splat(1.0));
+/// // Tangent to the right side.
+/// assert!(intersection_test_rect_circle(&rect, &WorldCircle::new(Vec2::new(1.5, 0.0), 0.5), OverlapMode::Closed));
+/// // Near the corner but outside: the corner is √2·0.5 ≈ 0.707 away.
+/// assert!(!intersection_test_rect_circle(&rect, &WorldCircle::new(Vec2::new(1.5, 1.5), 0.7), OverlapMode::Closed));
+/// ```
+#[inline]
+pub fn intersection_test_rect_circle(a: &WorldRect, b: &WorldCircle, mode: OverlapMode) -> bool {
+    intersection_test_box_circle_local(a.half_size, b.center - a.center, b.radius, mode)
+}
+
+/// Whether a circle and an axis-aligned rectangle collide: the mirror of [`intersection_test_rect_circle`].
+///
+/// ```
+/// use bevy::math::Vec2;
+/// use bevy_rect_collision::geometry::*;
+///
+/// let circle = WorldCircle::new(Vec2::ZERO, 1.0);
+/// let rect = WorldRect::new(Vec2::new(0.0, 2.0), Vec2::splat(1.0));
+/// assert!(intersection_test_circle_rect(&circle, &rect, OverlapMode::Closed));
+/// assert!(!intersection_test_circle_rect(&circle, &rect, OverlapMode::InteriorOnly));
+/// ```
+#[inline]
+pub fn intersection_test_circle_rect(a: &WorldCircle, b: &WorldRect, mode: OverlapMode) -> bool {
+    intersection_test_rect_circle(b, a, mode)
+}
+
+/// The contact between an axis-aligned rectangle `a` and a circle `b`, `None` when they do not collide.
+/// The normal points from the rectangle to the circle.
+///
+/// ```
+/// use bevy::math::Vec2;
+/// use bevy_rect_collision::geometry::*;
+///
+/// let rect = WorldRect::new(Vec2::ZERO, Vec2::splat(1.0));
+/// let circle = WorldCircle::new(Vec2::new(0.0, -1.25), 0.5);
+/// let contact = contact_rect_circle(&rect, &circle, OverlapMode::Closed).unwrap();
+/// assert_eq!(contact.normal, -Vec2::Y);
+/// assert!((contact.depth - 0.25).abs() < 1e-6);
+/// ```
+#[inline]
+pub fn contact_rect_circle(a: &WorldRect, b: &WorldCircle, mode: OverlapMode) -> Option<Contact> {
+    contact_box_circle_local(a.half_size, b.center - a.center, b.radius, mode)
+}
+
+/// The contact between a circle `a` and an axis-aligned rectangle `b`: the mirror of
+/// [`contact_rect_circle`], with the normal pointing from the circle to the rectangle.
+///
+/// ```
+/// use bevy::math::Vec2;
+/// use bevy_rect_collision::geometry::*;
+///
+/// let circle = WorldCircle::new(Vec2::new(-1.25, 0.0), 0.5);
+/// let rect = WorldRect::new(Vec2::ZERO, Vec2::splat(1.0));
+/// let contact = contact_circle_rect(&circle, &rect, OverlapMode::Closed).unwrap();
+/// assert_eq!(contact.normal, Vec2::X);
+/// ```
+#[inline]
+pub fn contact_circle_rect(a: &WorldCircle, b: &WorldRect, mode: OverlapMode) -> Option<Contact> {
+    contact_rect_circle(b, a, mode).map(Contact::flipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::testing::{NEAR, assert_collides, assert_near};
+
+    fn rect() -> WorldRect {
+        WorldRect::new(Vec2::ZERO, Vec2::new(2.0, 1.0))
+    }
+
+    #[test]
+    fn separated_beside_a_side_and_a_corner() {
+        let r = rect();
+        let right = WorldCircle::new(Vec2::new(2.5 + NEAR, 0.0), 0.5);
+        assert_collides(r, right, OverlapMode::Closed, false, "right of the side");
+        let above = WorldCircle::new(Vec2::new(0.0, 1.5 + NEAR), 0.5);
+        assert_collides(r, above, OverlapMode::Closed, false, "above the top (90°)");
+        // At 45° off the corner (2, 1): 0.5 from the corner along the diagonal, radius a little less.
+        let diagonal = Vec2::new(2.0, 1.0) + Vec2::splat(0.5_f32.sqrt() * 0.5);
+        let corner = WorldCircle::new(diagonal, 0.5 - NEAR);
+        assert_collides(
+            r,
+            corner,
+            OverlapMode::Closed,
+            false,
+            "off the corner (45°)",
+        );
+    }
+
+    #[test]
+    fn tangent_to_a_side_collides() {
+        let r = rect();
+        let right = WorldCircle::new(Vec2::new(2.5, 0.3), 0.5);
+        let contact =
+            assert_collides(r, right, OverlapMode::Closed, true, "tangent right").unwrap();
+        assert_eq!(
+            contact.normal,
+            Vec2::X,
+            "the normal points from the rectangle to the circle"
+        );
+        assert_eq!(contact.depth, 0.0, "tangent has zero depth");
+        let top = WorldCircle::new(Vec2::new(-1.0, 1.5), 0.5);
+        assert_collides(r, top, OverlapMode::Closed, true, "tangent top");
+        assert_collides(
+            r,
+            top,
+            OverlapMode::InteriorOnly,
+            false,
+            "tangent top, interior only",
+        );
+    }
+
+    #[test]
+    fn touching_a_corner_collides() {
+        // Centre 3-4-5 away from the corner (2, 1): exact in f32.
+        let circle = WorldCircle::new(Vec2::new(2.0 + 0.3, 1.0 + 0.4), 0.5);
+        let contact = assert_collides(rect(), circle, OverlapMode::Closed, true, "corner").unwrap();
+        assert_near(
+            contact.normal,
+            Vec2::new(0.6, 0.8),
+            "normal from the corner to the centre",
+        );
+        assert!(contact.depth.abs() < 1e-6, "depth {}", contact.depth);
+    }
+
+    #[test]
+    fn box_corner_on_the_centre_collides() {
+        let circle = WorldCircle::new(Vec2::new(2.0, 1.0), 0.5);
+        let contact = assert_collides(
+            rect(),
+            circle,
+            OverlapMode::Closed,
+            true,
+            "centre on corner",
+        )
+        .unwrap();
+        assert!(
+            (contact.depth - 0.5).abs() < 1e-6,
+            "depth {}",
+            contact.depth
+        );
+        assert_collides(
+            rect(),
+            circle,
+            OverlapMode::InteriorOnly,
+            true,
+            "centre on corner, interior",
+        );
+    }
+
+    #[test]
+    fn overlapping_collides() {
+        let circle = WorldCircle::new(Vec2::new(2.25, 0.0), 0.5);
+        let contact =
+            assert_collides(rect(), circle, OverlapMode::Closed, true, "overlap").unwrap();
+        assert_eq!(contact.normal, Vec2::X, "out through the right side");
+        assert!(
+            (contact.depth - 0.25).abs() < 1e-6,
+            "depth {}",
+            contact.depth
+        );
+    }
+
+    #[test]
+    fn contained_both_ways_collides() {
+        let inside = WorldCircle::new(Vec2::new(1.0, 0.2), 0.25);
+        let contact =
+            assert_collides(rect(), inside, OverlapMode::Closed, true, "circle in rect").unwrap();
+        // Nearest side is the top: 1 - 0.2 = 0.8 away, plus the radius.
+        assert_eq!(contact.normal, Vec2::Y, "out through the top");
+        assert!(
+            (contact.depth - 1.05).abs() < 1e-6,
+            "depth {}",
+            contact.depth
+        );
+        let around = WorldCircle::new(Vec2::ZERO, 10.0);
+        assert_collides(rect(), around, OverlapMode::Closed, true, "rect in circle");
+    }
+
+    #[test]
+    fn swapped_arguments_negate_normal() {
+        let circle = WorldCircle::new(Vec2::new(2.2, 1.3), 0.5);
+        let ab = contact_rect_circle(&rect(), &circle, OverlapMode::Closed).unwrap();
+        let ba = contact_circle_rect(&circle, &rect(), OverlapMode::Closed).unwrap();
+        assert_eq!(ab, ba.flipped(), "swapping the arguments flips the normal");
+    }
+}

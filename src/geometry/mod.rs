@@ -1,0 +1,70 @@
+//! World-space shapes and the exact narrow-phase tests between them.
+//!
+//! Nothing here touches the ECS: every function takes plain values from
+//! [`bevy::math`] and can be called and tested without an `App`.
+//!
+//! # Shapes
+//! - [`WorldRect`]: an axis-aligned rectangle.
+//! - [`WorldRotatedRect`]: a rectangle rotated about its centre.
+//! - [`WorldCircle`]: a circle.
+//! - [`WorldShape`]: any of the three, with a dispatching [`WorldShape::intersects`] and [`WorldShape::contact`].
+//!
+//! # Queries
+//! Each pair of shapes has a boolean test, `intersection_test_shape1_shape2`, and a contact query,
+//! `contact_shape1_shape2`, named after parry's `query_shape1_shape2` functions. A mirrored pair is a thin
+//! wrapper that swaps the arguments and flips the normal.
+//!
+//! | pair | algorithm | file |
+//! |---|---|---|
+//! | rect, rect | point in the expanded rectangle (seed 003) | `rect_rect.rs` |
+//! | rotated rect, rect | two phases: bounding box, then the rotated edges (seed 000) | `rotated_rect_rect.rs` |
+//! | rotated rect, rotated rect | separating axis test on the four edge normals (seeds 001, 004) | `rotated_rect_rotated_rect.rs` |
+//! | circle, rotated rect | the centre moved into the rectangle's frame and clamped (seed 002) | `circle_rotated_rect.rs` |
+//! | circle, rect | the same clamp without the rotation | `circle_rect.rs` |
+//! | circle, circle | squared distance against the squared sum of radii | `circle_circle.rs` |
+//!
+//! # Boundaries
+//! Shapes are closed sets: two shapes that only touch (a shared edge, a corner on an edge, a circle tangent
+//! to a side) collide, as seed 000 argues. [`OverlapMode::InteriorOnly`] asks for an overlap of positive
+//! area instead, so that contact of zero area does not count.
+
+mod circle_circle;
+mod circle_rect;
+mod circle_rotated_rect;
+mod contact;
+mod overlap_mode;
+mod pose;
+mod ray;
+mod rect_rect;
+mod rotated_rect_rect;
+mod rotated_rect_rotated_rect;
+mod shapes;
+mod world_shape;
+
+#[cfg(test)]
+mod testing;
+
+pub use circle_circle::{contact_circle_circle, intersection_test_circle_circle};
+pub use circle_rect::{
+    contact_circle_rect, contact_rect_circle, intersection_test_circle_rect,
+    intersection_test_rect_circle,
+};
+pub use circle_rotated_rect::{
+    contact_circle_rotated_rect, contact_rotated_rect_circle,
+    intersection_test_circle_rotated_rect, intersection_test_rotated_rect_circle,
+};
+pub use contact::Contact;
+pub use overlap_mode::OverlapMode;
+pub use pose::Pose2d;
+pub use ray::{RayHit, ray_cast};
+pub use rect_rect::{contact_rect_rect, intersection_test_rect_rect};
+pub use rotated_rect_rect::{
+    contact_rect_rotated_rect, contact_rotated_rect_rect, intersection_test_rect_rotated_rect,
+    intersection_test_rotated_rect_rect,
+};
+pub use rotated_rect_rotated_rect::{
+    contact_rotated_rect_rotated_rect, intersection_test_rotated_rect_rotated_rect,
+    intersection_test_rotated_rect_rotated_rect_aabb_first,
+};
+pub use shapes::{WorldCircle, WorldRect, WorldRotatedRect};
+pub use world_shape::WorldShape;

@@ -1,0 +1,34 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+pub mod broad_phase;
+pub mod collider;
+pub mod diagnostics;
+pub mod events;
+pub mod geometry;
+pub mod layers;
+pub mod narrow_phase;
+pub mod plugin;
+pub mod query;
+
+pub use broad_phase::BroadPhase;
+pub use collider::{
+    ActiveCollider, Collider, ColliderDisabled, ColliderError, ColliderShape, ColliderWorldShape,
+    InvalidCollider,
+};
+pub use diagnostics::{CollisionDiagnostics, StageTimings};
+pub use events::{CollidingEntities, CollisionEnded, CollisionStarted};
+pub use layers::CollisionLayers;
+pub use narrow_phase::{Contacts, PairContact};
+pub use plugin::{CollisionSettings, CollisionSystems, RectCollisionPlugin};
+pub use query::SpatialQuery;
+
+/// Everything a game needs: `use bevy_rect_collision::prelude::*;`.
+pub mod prelude {
+    pub use crate::geometry::{Contact, OverlapMode, Pose2d, RayHit};
+    pub use crate::{
+        Collider, ColliderDisabled, ColliderError, ColliderWorldShape, CollidingEntities,
+        CollisionDiagnostics, CollisionEnded, CollisionLayers, CollisionSettings, CollisionStarted,
+        CollisionSystems, Contacts, InvalidCollider, RectCollisionPlugin, SpatialQuery,
+    };
+}

@@ -1,0 +1,250 @@
+//! The narrow phase: exact tests on the candidate pairs, and the contacts that result.
+
+use bevy::prelude::*;
+
+use crate::broad_phase::BroadPhase;
+use crate::diagnostics::{CollisionDiagnostics, StageTimer};
+use crate::geometry::Contact;
+use crate::plugin::CollisionSettings;
+
+/// One touching pair: `collider1 < collider2`, the normal pointing from `collider1` to `collider2`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PairContact {
+    /// The lower of the two entities.
+    pub collider1: Entity,
+    /// The higher of the two entities.
+    pub collider2: Entity,
+    /// Normal (from `collider1` to `collider2`) and depth.
+    pub contact: Contact,
+}
+
+impl PairContact {
+    fn key(&self) -> (Entity, Entity) {
+        (self.collider1, self.collider2)
+    }
+}
+
+/// Every pair touching after the last collision update, for systems that poll rather than read events.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_rect_collision::prelude::*;
+///
+/// fn push_apart(contacts: Res<Contacts>, player: Single<Entity, With<Camera>>) {
+///     for pair in contacts.iter() {
+///         println!("{} and {} overlap by {}", pair.collider1, pair.collider2, pair.contact.depth);
+///     }
+///     let _ = contacts.of(*player).count();
+/// }
+/// # bevy::ecs::system::assert_is_system(push_apart);
+/// ```
+#[derive(Resource, Debug, Default)]
+pub struct Contacts {
+    /// Sorted by `(collider1, collider2)`.
+    pub(crate) current: Vec<PairContact>,
+    /// Last update's pairs, kept to find what started and ended.
+    pub(crate) previous: Vec<PairContact>,
+}
+
+impl Contacts {
+    /// The touching pairs, sorted by `(collider1, collider2)`.
+    pub fn iter(&self) -> impl Iterator<Item = &PairContact> {
+        self.current.iter()
+    }
+
+    /// How many pairs touch.
+    pub fn len(&self) -> usize {
+        self.current.len()
+    }
+
+    /// Whether nothing touches.
+    pub fn is_empty(&self) -> bool {
+        self.current.is_empty()
+    }
+
+    /// The contact between `a` and `b`, its normal pointing from `a` to `b`; `None` if they do not touch.
+    pub fn get(&self, a: Entity, b: Entity) -> Option<Contact> {
+        let key = if a < b { (a, b) } else { (b, a) };
+        let index = self
+            .current
+            .binary_search_by(|pair| pair.key().cmp(&key))
+            .ok()?;
+        let contact = self.current[index].contact;
+        Some(if a < b { contact } else { contact.flipped() })
+    }
+
+    /// Whether `a` and `b` touch.
+    pub fn contains(&self, a: Entity, b: Entity) -> bool {
+        self.get(a, b).is_some()
+    }
+
+    /// The contacts of `entity`, each as `(other, contact)` with the normal pointing from `entity` to
+    /// `other`. A linear scan: for one entity's neighbours per frame, prefer `CollidingEntities`.
+    pub fn of(&self, entity: Entity) -> impl Iterator<Item = (Entity, Contact)> + '_ {
+        self.current.iter().filter_map(move |pair| {
+            if pair.collider1 == entity {
+                Some((pair.collider2, pair.contact))
+            } else if pair.collider2 == entity {
+                Some((pair.collider1, pair.contact.flipped()))
+            } else {
+                None
+            }
+        })
+    }
+}
+
+/// Tests every candidate pair exactly and keeps the touching ones, sorted, as this update's contacts.
+pub(crate) fn find_contacts(
+    broad_phase: Res<BroadPhase>,
+    settings: Res<CollisionSettings>,
+    mut contacts: ResMut<Contacts>,
+    mut diagnostics: ResMut<CollisionDiagnostics>,
+) {
+    let timer = StageTimer::start();
+    let Contacts { current, previous } = &mut *contacts;
+    core::mem::swap(current, previous);
+    current.clear();
+    let entries = &broad_phase.entries;
+    for &(i, j) in &broad_phase.candidates {
+        let (a, b) = (&entries[i as usize], &entries[j as usize]);
+        // Orient every pair from the lower entity to the higher, whatever the sweep order.
+        let (first, second) = if a.entity < b.entity { (a, b) } else { (b, a) };
+        if let Some(contact) = first.shape.contact(&second.shape, settings.overlap_mode) {
+            current.push(PairContact {
+                collider1: first.entity,
+                collider2: second.entity,
+                contact,
+            });
+        }
+    }
+    current.sort_unstable_by_key(PairContact::key);
+    diagnostics.touching_pairs = current.len();
+    diagnostics.timings.narrow_phase = timer.elapsed();
+}
+
+/// Merges last update's sorted pairs with this update's: pairs only in `current` started, pairs only in
+/// `previous` ended. Both outputs come sorted by pair.
+pub(crate) fn diff_contacts(
+    previous: &[PairContact],
+    current: &[PairContact],
+    mut started: impl FnMut(&PairContact),
+    mut ended: impl FnMut(&PairContact),
+) {
+    let (mut p, mut c) = (0, 0);
+    while p < previous.len() || c < current.len() {
+        match (previous.get(p), current.get(c)) {
+            (Some(old), Some(new)) => match old.key().cmp(&new.key()) {
+                core::cmp::Ordering::Less => {
+                    ended(old);
+                    p += 1;
+                }
+                core::cmp::Ordering::Greater => {
+                    started(new);
+                    c += 1;
+                }
+                core::cmp::Ordering::Equal => {
+                    p += 1;
+                    c += 1;
+                }
+            },
+            (Some(old), None) => {
+                ended(old);
+                p += 1;
+            }
+            (None, Some(new)) => {
+                started(new);
+                c += 1;
+            }
+            (None, None) => unreachable!("the loop condition excludes it"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entity(index: u32) -> Entity {
+        Entity::from_raw_u32(index).unwrap()
+    }
+
+    /// The pair of two entity indices, ordered as the pipeline orders pairs (by `Entity`'s `Ord`).
+    fn pair(a: u32, b: u32) -> PairContact {
+        let (a, b) = (entity(a), entity(b));
+        PairContact {
+            collider1: a.min(b),
+            collider2: a.max(b),
+            contact: Contact {
+                normal: Vec2::X,
+                depth: 0.0,
+            },
+        }
+    }
+
+    fn sorted(mut pairs: Vec<PairContact>) -> Vec<PairContact> {
+        pairs.sort_unstable_by_key(PairContact::key);
+        pairs
+    }
+
+    /// Runs the diff; returns the started and ended pairs in the order reported.
+    fn run(
+        previous: &[PairContact],
+        current: &[PairContact],
+    ) -> (Vec<PairContact>, Vec<PairContact>) {
+        let (mut started, mut ended) = (Vec::new(), Vec::new());
+        diff_contacts(previous, current, |p| started.push(*p), |p| ended.push(*p));
+        (started, ended)
+    }
+
+    #[test]
+    fn diff_finds_started_and_ended_pairs_in_order() {
+        let previous = sorted(vec![pair(1, 2), pair(1, 3), pair(4, 5)]);
+        let current = sorted(vec![pair(1, 3), pair(2, 3), pair(4, 6)]);
+        let (started, ended) = run(&previous, &current);
+        assert_eq!(
+            started,
+            sorted(vec![pair(2, 3), pair(4, 6)]),
+            "new pairs start, sorted"
+        );
+        assert_eq!(
+            ended,
+            sorted(vec![pair(1, 2), pair(4, 5)]),
+            "vanished pairs end, sorted"
+        );
+    }
+
+    #[test]
+    fn diff_of_identical_frames_is_empty() {
+        let frame = sorted(vec![pair(1, 2), pair(3, 4)]);
+        assert_eq!(run(&frame, &frame), (vec![], vec![]), "nothing changes");
+    }
+
+    #[test]
+    fn contacts_get_orients_the_normal() {
+        let stored = pair(1, 2);
+        let (low, high) = (stored.collider1, stored.collider2);
+        let contacts = Contacts {
+            current: vec![stored],
+            previous: vec![],
+        };
+        assert_eq!(
+            contacts.get(low, high).unwrap().normal,
+            Vec2::X,
+            "as stored"
+        );
+        assert_eq!(
+            contacts.get(high, low).unwrap().normal,
+            -Vec2::X,
+            "flipped the other way"
+        );
+        assert_eq!(
+            contacts.of(high).next().unwrap(),
+            (low, contacts.get(high, low).unwrap()),
+            "of() orients from the entity asked about"
+        );
+        assert!(
+            contacts.get(low, entity(9)).is_none(),
+            "an untouched pair has no contact"
+        );
+    }
+}

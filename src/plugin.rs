@@ -1,0 +1,134 @@
+//! [`RectCollisionPlugin`], [`CollisionSystems`] and [`CollisionSettings`].
+
+use bevy::ecs::intern::Interned;
+use bevy::ecs::schedule::ScheduleLabel;
+use bevy::prelude::*;
+use bevy::transform::TransformSystems;
+
+use crate::broad_phase::{BroadPhase, find_candidate_pairs};
+use crate::collider::{Collider, ColliderDisabled, update_world_shapes};
+use crate::diagnostics::CollisionDiagnostics;
+use crate::events::{CollisionEnded, CollisionStarted, report_collision_changes};
+use crate::geometry::OverlapMode;
+use crate::layers::CollisionLayers;
+use crate::narrow_phase::{Contacts, find_contacts};
+
+/// Collision detection for every entity with a [`Collider`].
+///
+/// Runs in [`PostUpdate`] after transform propagation by default, so it sees this frame's
+/// `GlobalTransform`s. [`RectCollisionPlugin::new`] picks another schedule (for example
+/// `FixedPostUpdate`); there the shapes come from the last propagated `GlobalTransform`.
+///
+/// ```no_run
+/// use bevy::prelude::*;
+/// use bevy_rect_collision::prelude::*;
+///
+/// App::new()
+///     .add_plugins((DefaultPlugins, RectCollisionPlugin::default()))
+///     .run();
+/// ```
+pub struct RectCollisionPlugin {
+    schedule: Interned<dyn ScheduleLabel>,
+}
+
+impl Default for RectCollisionPlugin {
+    fn default() -> Self {
+        Self::new(PostUpdate)
+    }
+}
+
+impl RectCollisionPlugin {
+    /// The plugin running its systems in `schedule`.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
+impl Plugin for RectCollisionPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<CollisionSettings>()
+            .init_resource::<CollisionDiagnostics>()
+            .init_resource::<BroadPhase>()
+            .init_resource::<Contacts>()
+            .add_message::<CollisionStarted>()
+            .add_message::<CollisionEnded>()
+            .register_type::<Collider>()
+            .register_type::<ColliderDisabled>()
+            .register_type::<CollisionLayers>();
+
+        app.configure_sets(
+            self.schedule,
+            (
+                CollisionSystems::Prepare,
+                CollisionSystems::BroadPhase,
+                CollisionSystems::NarrowPhase,
+                CollisionSystems::Events,
+            )
+                .chain()
+                .run_if(CollisionSettings::is_enabled),
+        );
+        if self.schedule == PostUpdate.intern() {
+            app.configure_sets(
+                PostUpdate,
+                CollisionSystems::Prepare.after(TransformSystems::Propagate),
+            );
+        }
+        app.add_systems(
+            self.schedule,
+            (
+                update_world_shapes.in_set(CollisionSystems::Prepare),
+                find_candidate_pairs.in_set(CollisionSystems::BroadPhase),
+                find_contacts.in_set(CollisionSystems::NarrowPhase),
+                report_collision_changes.in_set(CollisionSystems::Events),
+            ),
+        );
+    }
+}
+
+/// The stages of a collision update, in the plugin's schedule ([`PostUpdate`] by default), chained in
+/// this order. Schedule your systems `.after(CollisionSystems::Events)` to see this frame's results.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CollisionSystems {
+    /// Rebuilds each changed collider's [`ColliderWorldShape`](crate::ColliderWorldShape) from its
+    /// `GlobalTransform`; in `PostUpdate`, after `TransformSystems::Propagate`.
+    Prepare,
+    /// Gathers the enabled, valid colliders and finds candidate pairs
+    /// ([`BroadPhase`]).
+    BroadPhase,
+    /// Tests candidate pairs exactly and stores the touching ones in [`Contacts`].
+    NarrowPhase,
+    /// Sends [`CollisionStarted`] and [`CollisionEnded`], triggers them on both entities, and updates
+    /// [`CollidingEntities`](crate::CollidingEntities).
+    Events,
+}
+
+/// Settings of the collision pipeline. Insert it before adding the plugin to start with other values.
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Resource)]
+pub struct CollisionSettings {
+    /// Whether touching counts ([`OverlapMode::Closed`]) or only an overlap of positive area
+    /// ([`OverlapMode::InteriorOnly`]). Defaults to [`OverlapMode::Closed`].
+    #[reflect(ignore)]
+    pub overlap_mode: OverlapMode,
+    /// Whether the pipeline runs. While it is off nothing is updated and no event is sent; pairs that
+    /// stopped touching meanwhile end on the first update after. Defaults to `true`.
+    pub enabled: bool,
+}
+
+impl Default for CollisionSettings {
+    fn default() -> Self {
+        Self {
+            overlap_mode: OverlapMode::Closed,
+            enabled: true,
+        }
+    }
+}
+
+impl CollisionSettings {
+    /// Run condition: whether the collision pipeline is enabled.
+    pub fn is_enabled(settings: Res<CollisionSettings>) -> bool {
+        settings.enabled
+    }
+}

@@ -1,0 +1,119 @@
+//! The test app and its event log, shared by the ECS tests.
+#![allow(dead_code, reason = "each test file uses a different part")]
+
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+use bevy_rect_collision::geometry::OverlapMode;
+use bevy_rect_collision::prelude::*;
+
+/// Every collision message sent since the app was built, in the order sent.
+#[derive(Resource, Default, Debug)]
+pub struct EventLog {
+    pub started: Vec<CollisionStarted>,
+    pub ended: Vec<CollisionEnded>,
+    /// Both kinds interleaved, per update: `(update, started?, pair)`.
+    pub stream: Vec<(u32, bool, Entity, Entity)>,
+    pub updates: u32,
+}
+
+impl EventLog {
+    /// How many messages of each kind mention `entity`.
+    pub fn counts_for(&self, entity: Entity) -> (usize, usize) {
+        let started = self
+            .started
+            .iter()
+            .filter(|e| e.collider1 == entity || e.collider2 == entity)
+            .count();
+        let ended = self
+            .ended
+            .iter()
+            .filter(|e| e.collider1 == entity || e.collider2 == entity)
+            .count();
+        (started, ended)
+    }
+}
+
+fn record(
+    mut started: MessageReader<CollisionStarted>,
+    mut ended: MessageReader<CollisionEnded>,
+    mut log: ResMut<EventLog>,
+) {
+    log.updates += 1;
+    let update = log.updates;
+    for event in ended.read() {
+        log.ended.push(*event);
+        log.stream
+            .push((update, false, event.collider1, event.collider2));
+    }
+    for event in started.read() {
+        log.started.push(*event);
+        log.stream
+            .push((update, true, event.collider1, event.collider2));
+    }
+}
+
+/// `MinimalPlugins`, `TransformPlugin`, the plugin, and a system recording every message after the
+/// collision update.
+pub fn app() -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        TransformPlugin,
+        RectCollisionPlugin::default(),
+    ))
+    .init_resource::<EventLog>()
+    .add_systems(PostUpdate, record.after(CollisionSystems::Events));
+    app
+}
+
+pub fn log(app: &App) -> &EventLog {
+    app.world().resource::<EventLog>()
+}
+
+pub fn touching(app: &mut App, entity: Entity) -> EntityHashSet {
+    app.world()
+        .get::<CollidingEntities>(entity)
+        .map(|c| c.iter().collect())
+        .unwrap_or_default()
+}
+
+pub fn at(x: f32, y: f32) -> Transform {
+    Transform::from_xyz(x, y, 0.0)
+}
+
+/// Every touching pair according to the geometry functions alone, over the current world shapes of
+/// enabled colliders, with layers applied: the brute-force reference.
+pub fn brute_force_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
+    let mut query = app.world_mut().query_filtered::<(
+        Entity,
+        &ColliderWorldShape,
+        &CollisionLayers,
+    ), (With<Collider>, Without<ColliderDisabled>)>();
+    let shapes: Vec<_> = query
+        .iter(app.world())
+        .filter_map(|(e, s, l)| s.0.map(|s| (e, s, *l)))
+        .collect();
+    let mut pairs = Vec::new();
+    for (i, (a, shape_a, layers_a)) in shapes.iter().enumerate() {
+        for (b, shape_b, layers_b) in &shapes[i + 1..] {
+            if layers_a.interacts_with(layers_b) && shape_a.intersects(shape_b, OverlapMode::Closed)
+            {
+                pairs.push((*a.min(b), *a.max(b)));
+            }
+        }
+    }
+    pairs.sort();
+    pairs
+}
+
+/// Every pair the plugin reports touching through `CollidingEntities`, each once.
+pub fn colliding_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
+    let mut query = app.world_mut().query::<(Entity, &CollidingEntities)>();
+    let mut pairs: Vec<_> = query
+        .iter(app.world())
+        .flat_map(|(e, touching)| touching.iter().map(move |o| (e.min(o), e.max(o))))
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    pairs
+}

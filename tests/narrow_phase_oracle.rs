@@ -1,0 +1,318 @@
+//! The narrow phase against independent oracles, on random shapes, poses and scales.
+//!
+//! - parry2d 0.27 (`intersection_test` and `contact`): at least 100,000 cases per pair kind, with zero
+//!   disagreement outside a band of 1e-4 around touching.
+//! - Seed 004's split of each rectangle into two triangles, tested pair by pair in f64: a second,
+//!   independent comparator for the rectangle pairs.
+//! - Properties: symmetry, translation invariance, the boolean test agreeing with the contact query, and
+//!   the contact actually separating the shapes.
+
+use bevy::math::{DVec2, Rot2, Vec2};
+use bevy_rect_collision::geometry::*;
+use parry2d::math::Pose;
+use parry2d::query;
+use parry2d::shape::{Ball, Cuboid, Shape};
+use proptest::prelude::*;
+
+/// Cases within this distance of touching are skipped: f32 rounding decides them, not the algorithm.
+const TOUCH_BAND: f32 = 1e-4;
+/// Cases per pair kind against parry2d.
+const ORACLE_CASES: u32 = 100_000;
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Rect,
+    RotatedRect,
+    Circle,
+}
+
+/// A random shape of `kind`, built from a random pose with scale (mirroring included) and offset, the
+/// way the plugin builds shapes from a `GlobalTransform`.
+fn shape(kind: Kind) -> impl Strategy<Value = WorldShape> {
+    (
+        (-4.0f32..4.0, -4.0f32..4.0),
+        -std::f32::consts::PI..std::f32::consts::PI,
+        (0.25f32..2.0, 0.25f32..2.0, any::<bool>(), any::<bool>()),
+        (0.05f32..3.0, 0.05f32..3.0),
+        (-1.0f32..1.0, -1.0f32..1.0),
+    )
+        .prop_map(
+            move |((x, y), angle, (sx, sy, flip_x, flip_y), (w, h), (ox, oy))| {
+                let scale = Vec2::new(if flip_x { -sx } else { sx }, if flip_y { -sy } else { sy });
+                let pose = Pose2d::new(Vec2::new(x, y), Rot2::radians(angle), scale);
+                let offset = Vec2::new(ox, oy);
+                match kind {
+                    Kind::Rect => WorldRect::from_pose(&pose, Vec2::new(w, h), offset).into(),
+                    Kind::RotatedRect => {
+                        WorldRotatedRect::from_pose(&pose, Vec2::new(w, h), offset).into()
+                    }
+                    Kind::Circle => WorldCircle::from_pose(&pose, w, offset).into(),
+                }
+            },
+        )
+}
+
+/// The same shape in parry2d, with exactly the same rotation.
+fn to_parry(shape: &WorldShape) -> (Pose, Box<dyn Shape>) {
+    let pose = |center: Vec2, rotation: Rot2| {
+        Pose::from_parts(
+            center,
+            parry2d::math::Rot2 {
+                re: rotation.cos,
+                im: rotation.sin,
+            },
+        )
+    };
+    match shape {
+        WorldShape::Rect(r) => (
+            pose(r.center, Rot2::IDENTITY),
+            Box::new(Cuboid::new(r.half_size)),
+        ),
+        WorldShape::RotatedRect(r) => (
+            pose(r.center, r.rotation),
+            Box::new(Cuboid::new(r.half_size)),
+        ),
+        WorldShape::Circle(c) => (
+            pose(c.center, Rot2::IDENTITY),
+            Box::new(Ball::new(c.radius)),
+        ),
+    }
+}
+
+/// parry2d's signed distance: positive apart, negative the penetration depth.
+fn parry_signed_distance(a: &WorldShape, b: &WorldShape) -> f32 {
+    let (pa, sa) = to_parry(a);
+    let (pb, sb) = to_parry(b);
+    match query::contact(&pa, &*sa, &pb, &*sb, 0.0).expect("supported shapes") {
+        Some(contact) => contact.dist,
+        None => query::distance(&pa, &*sa, &pb, &*sb).expect("supported shapes"),
+    }
+}
+
+fn parry_intersects(a: &WorldShape, b: &WorldShape) -> bool {
+    let (pa, sa) = to_parry(a);
+    let (pb, sb) = to_parry(b);
+    query::intersection_test(&pa, &*sa, &pb, &*sb).expect("supported shapes")
+}
+
+/// Our answer against parry2d's on one pair; `Ok(())` also for cases in the touching band.
+fn agree_with_parry(a: &WorldShape, b: &WorldShape) -> Result<(), TestCaseError> {
+    let distance = parry_signed_distance(a, b);
+    if distance.abs() < TOUCH_BAND {
+        return Ok(());
+    }
+    let ours = a.intersects(b, OverlapMode::Closed);
+    prop_assert_eq!(
+        ours,
+        parry_intersects(a, b),
+        "boolean test disagrees with parry2d (signed distance {})",
+        distance
+    );
+    prop_assert_eq!(
+        ours,
+        distance < 0.0,
+        "boolean test disagrees with parry2d's distance"
+    );
+    if let Some(contact) = a.contact(b, OverlapMode::Closed) {
+        let depth = -distance;
+        prop_assert!(
+            (contact.depth - depth).abs() <= 1e-3 * (1.0 + depth),
+            "depth {} where parry2d finds {}",
+            contact.depth,
+            depth
+        );
+    }
+    Ok(())
+}
+
+fn oracle_config() -> ProptestConfig {
+    ProptestConfig {
+        cases: ORACLE_CASES,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(oracle_config())]
+
+    #[test]
+    fn rect_rect_agrees_with_parry(a in shape(Kind::Rect), b in shape(Kind::Rect)) {
+        agree_with_parry(&a, &b)?;
+    }
+
+    #[test]
+    fn rotated_rect_rect_agrees_with_parry(a in shape(Kind::RotatedRect), b in shape(Kind::Rect)) {
+        agree_with_parry(&a, &b)?;
+    }
+
+    #[test]
+    fn rotated_rect_rotated_rect_agrees_with_parry(
+        a in shape(Kind::RotatedRect),
+        b in shape(Kind::RotatedRect),
+    ) {
+        agree_with_parry(&a, &b)?;
+    }
+
+    #[test]
+    fn circle_rect_agrees_with_parry(a in shape(Kind::Circle), b in shape(Kind::Rect)) {
+        agree_with_parry(&a, &b)?;
+    }
+
+    #[test]
+    fn circle_rotated_rect_agrees_with_parry(a in shape(Kind::Circle), b in shape(Kind::RotatedRect)) {
+        agree_with_parry(&a, &b)?;
+    }
+
+    #[test]
+    fn circle_circle_agrees_with_parry(a in shape(Kind::Circle), b in shape(Kind::Circle)) {
+        agree_with_parry(&a, &b)?;
+    }
+}
+
+/// Seed 004's alternative: a rectangle is two triangles, and two rectangles meet when any of the four
+/// triangle pairs does. Triangles are tested by separating axes in f64, a different precision and a
+/// different decomposition from the crate's code.
+mod triangles {
+    use super::DVec2;
+
+    fn project(points: &[DVec2], axis: DVec2) -> (f64, f64) {
+        points
+            .iter()
+            .map(|p| p.dot(axis))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            })
+    }
+
+    fn separated_by_an_edge_of(first: &[DVec2; 3], second: &[DVec2; 3]) -> bool {
+        (0..3).any(|i| {
+            let edge = first[(i + 1) % 3] - first[i];
+            let axis = DVec2::new(-edge.y, edge.x);
+            let (a_lo, a_hi) = project(first, axis);
+            let (b_lo, b_hi) = project(second, axis);
+            a_hi < b_lo || b_hi < a_lo
+        })
+    }
+
+    fn triangles_meet(a: &[DVec2; 3], b: &[DVec2; 3]) -> bool {
+        !separated_by_an_edge_of(a, b) && !separated_by_an_edge_of(b, a)
+    }
+
+    /// Whether two rectangles, given by their corners in order, meet.
+    pub fn rectangles_meet(a: [DVec2; 4], b: [DVec2; 4]) -> bool {
+        let split = |r: [DVec2; 4]| [[r[0], r[1], r[2]], [r[0], r[2], r[3]]];
+        split(a)
+            .iter()
+            .any(|ta| split(b).iter().any(|tb| triangles_meet(ta, tb)))
+    }
+}
+
+fn corners_f64(shape: &WorldShape) -> [DVec2; 4] {
+    shape.corners().expect("a rectangle").map(|c| c.as_dvec2())
+}
+
+fn rectangle(kind_rotated: bool) -> impl Strategy<Value = WorldShape> {
+    shape(if kind_rotated {
+        Kind::RotatedRect
+    } else {
+        Kind::Rect
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20_000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn rectangle_pairs_agree_with_the_triangle_split(
+        a_rotated in any::<bool>(),
+        b_rotated in any::<bool>(),
+        (a, b) in (rectangle(true), rectangle(true)),
+        (c, d) in (rectangle(false), rectangle(false)),
+    ) {
+        let a = if a_rotated { a } else { c };
+        let b = if b_rotated { b } else { d };
+        prop_assume!(parry_signed_distance(&a, &b).abs() >= TOUCH_BAND);
+        prop_assert_eq!(
+            a.intersects(&b, OverlapMode::Closed),
+            triangles::rectangles_meet(corners_f64(&a), corners_f64(&b)),
+            "SAT and seed 004's triangle split disagree"
+        );
+    }
+}
+
+fn any_shape() -> impl Strategy<Value = WorldShape> {
+    prop_oneof![
+        shape(Kind::Rect),
+        shape(Kind::RotatedRect),
+        shape(Kind::Circle)
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20_000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn boolean_test_is_symmetric_and_agrees_with_contact(a in any_shape(), b in any_shape()) {
+        for mode in [OverlapMode::Closed, OverlapMode::InteriorOnly] {
+            let hit = a.intersects(&b, mode);
+            prop_assert_eq!(hit, b.intersects(&a, mode), "not symmetric in {:?}", mode);
+            prop_assert_eq!(hit, a.contact(&b, mode).is_some(), "boolean and contact disagree in {:?}", mode);
+            prop_assert_eq!(hit, b.contact(&a, mode).is_some(), "boolean and mirrored contact disagree in {:?}", mode);
+        }
+    }
+
+    #[test]
+    fn interior_only_never_collides_where_closed_does_not(a in any_shape(), b in any_shape()) {
+        if a.intersects(&b, OverlapMode::InteriorOnly) {
+            prop_assert!(a.intersects(&b, OverlapMode::Closed));
+        }
+    }
+
+    #[test]
+    fn translation_does_not_change_the_answer(
+        a in any_shape(),
+        b in any_shape(),
+        (tx, ty) in (-100.0f32..100.0, -100.0f32..100.0),
+    ) {
+        prop_assume!(parry_signed_distance(&a, &b).abs() >= 1e-3);
+        let shift = Vec2::new(tx, ty);
+        let moved = |shape: &WorldShape| match *shape {
+            WorldShape::Rect(r) => WorldShape::Rect(WorldRect::new(r.center + shift, r.half_size)),
+            WorldShape::RotatedRect(r) => {
+                WorldShape::RotatedRect(WorldRotatedRect::new(r.center + shift, r.half_size, r.rotation))
+            }
+            WorldShape::Circle(c) => WorldShape::Circle(WorldCircle::new(c.center + shift, c.radius)),
+        };
+        prop_assert_eq!(
+            a.intersects(&b, OverlapMode::Closed),
+            moved(&a).intersects(&moved(&b), OverlapMode::Closed)
+        );
+    }
+
+    #[test]
+    fn contact_normal_and_depth_separate_the_shapes(a in any_shape(), b in any_shape()) {
+        let Some(contact) = a.contact(&b, OverlapMode::Closed) else {
+            return Ok(());
+        };
+        prop_assert!((contact.normal.length() - 1.0).abs() < 1e-4, "normal not unit: {:?}", contact.normal);
+        prop_assert!(contact.depth >= 0.0);
+        let shifted = |distance: f32| {
+            let shift = contact.normal * distance;
+            match b {
+                WorldShape::Rect(r) => WorldShape::Rect(WorldRect::new(r.center + shift, r.half_size)),
+                WorldShape::RotatedRect(r) => {
+                    WorldShape::RotatedRect(WorldRotatedRect::new(r.center + shift, r.half_size, r.rotation))
+                }
+                WorldShape::Circle(c) => WorldShape::Circle(WorldCircle::new(c.center + shift, c.radius)),
+            }
+        };
+        // Moved by the depth, they touch: no overlap left beyond rounding.
+        let touching = shifted(contact.depth);
+        let remaining = a.contact(&touching, OverlapMode::Closed).map_or(0.0, |c| c.depth);
+        prop_assert!(remaining <= 1e-3, "still {} deep after moving by the depth", remaining);
+        // Moved a little further, they are apart.
+        let apart = shifted(contact.depth + 1e-2);
+        prop_assert!(!a.intersects(&apart, OverlapMode::Closed), "not apart after moving past the depth");
+    }
+}

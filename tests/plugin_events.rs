@@ -1,0 +1,384 @@
+//! Collision events and `CollidingEntities` in a headless app: starts, ends, and every way a contact
+//! can end.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_rect_collision::prelude::*;
+use common::*;
+
+/// Two unit squares overlapping at the origin; returns them.
+fn overlapping_pair(app: &mut App) -> (Entity, Entity) {
+    let a = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::rect(1.0, 1.0)))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((at(0.5, 0.0), Collider::rect(1.0, 1.0)))
+        .id();
+    app.update();
+    (a, b)
+}
+
+#[test]
+fn start_is_sent_once_with_normal_and_depth() {
+    let mut app = app();
+    let (a, b) = overlapping_pair(&mut app);
+    app.update();
+    let log = log(&app);
+    assert_eq!(
+        log.started.len(),
+        1,
+        "one start for one pair over two updates"
+    );
+    let start = log.started[0];
+    assert_eq!(
+        (start.collider1, start.collider2),
+        (a.min(b), a.max(b)),
+        "collider1 < collider2"
+    );
+    assert!(
+        (start.depth - 0.5).abs() < 1e-6,
+        "depth of two unit squares half a unit apart: {}",
+        start.depth
+    );
+    let expected_normal = if start.collider1 == a {
+        Vec2::X
+    } else {
+        -Vec2::X
+    };
+    assert_eq!(
+        start.normal, expected_normal,
+        "the normal points from collider1 to collider2"
+    );
+    assert!(touching(&mut app, a).contains(&b), "a touches b");
+    assert!(touching(&mut app, b).contains(&a), "b touches a");
+    let contacts = app.world().resource::<Contacts>();
+    assert_eq!(
+        contacts.get(a, b).map(|c| c.normal),
+        Some(Vec2::X),
+        "Contacts orients from a to b"
+    );
+}
+
+#[test]
+fn touching_edges_start_a_collision() {
+    let mut app = app();
+    let a = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::rect(2.0, 2.0)))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((at(2.0, 0.0), Collider::circle(1.0)))
+        .id();
+    app.update();
+    assert!(
+        touching(&mut app, a).contains(&b),
+        "a circle tangent to a side touches it"
+    );
+}
+
+#[test]
+fn moving_apart_ends_the_collision() {
+    let mut app = app();
+    let (a, b) = overlapping_pair(&mut app);
+    app.world_mut()
+        .get_mut::<Transform>(b)
+        .unwrap()
+        .translation
+        .x = 1.5;
+    app.update();
+    assert_eq!(
+        log(&app).ended.len(),
+        1,
+        "one end when the squares separate"
+    );
+    assert!(touching(&mut app, a).is_empty(), "a touches nothing");
+    assert!(
+        app.world().resource::<Contacts>().is_empty(),
+        "no contacts left"
+    );
+}
+
+#[test]
+fn despawn_during_contact_ends_the_collision() {
+    let mut app = app();
+    let (a, b) = overlapping_pair(&mut app);
+    app.world_mut().despawn(b);
+    app.update();
+    assert_eq!(
+        log(&app).counts_for(b),
+        (1, 1),
+        "despawned b: one start, one end"
+    );
+    assert!(
+        touching(&mut app, a).is_empty(),
+        "a no longer lists the despawned b"
+    );
+}
+
+#[test]
+fn despawning_a_parent_ends_its_children_collisions() {
+    let mut app = app();
+    let wall = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::rect(10.0, 1.0)))
+        .id();
+    let parent = app.world_mut().spawn(at(0.0, 0.0)).id();
+    let child = app
+        .world_mut()
+        .spawn((at(0.0, 0.5), Collider::circle(0.5), ChildOf(parent)))
+        .id();
+    app.update();
+    assert!(
+        touching(&mut app, wall).contains(&child),
+        "the child touches the wall"
+    );
+    app.world_mut().despawn(parent);
+    app.update();
+    assert_eq!(
+        log(&app).counts_for(child),
+        (1, 1),
+        "the child's contact ended with its parent"
+    );
+    assert!(
+        touching(&mut app, wall).is_empty(),
+        "the wall touches nothing"
+    );
+}
+
+#[test]
+fn removing_the_collider_ends_the_collision() {
+    let mut app = app();
+    let (a, b) = overlapping_pair(&mut app);
+    app.world_mut().entity_mut(b).remove::<Collider>();
+    app.update();
+    assert_eq!(log(&app).counts_for(b), (1, 1), "removal ends the pair");
+    assert!(touching(&mut app, a).is_empty(), "a lets go of b");
+    assert!(
+        touching(&mut app, b).is_empty(),
+        "b, still alive, lets go of a"
+    );
+}
+
+#[test]
+fn replacing_the_collider_with_one_that_does_not_touch_ends_the_collision() {
+    let mut app = app();
+    let (_, b) = overlapping_pair(&mut app);
+    app.world_mut()
+        .entity_mut(b)
+        .insert(Collider::circle(0.1).with_offset(Vec2::new(5.0, 0.0)));
+    app.update();
+    assert_eq!(
+        log(&app).counts_for(b),
+        (1, 1),
+        "a smaller, offset circle no longer touches"
+    );
+}
+
+#[test]
+fn disabling_ends_and_enabling_starts_again() {
+    let mut app = app();
+    let (a, b) = overlapping_pair(&mut app);
+    app.world_mut().entity_mut(b).insert(ColliderDisabled);
+    app.update();
+    assert_eq!(log(&app).counts_for(b), (1, 1), "disabling ends the pair");
+    assert!(
+        touching(&mut app, a).is_empty(),
+        "a lets go of the disabled b"
+    );
+    app.world_mut().entity_mut(b).remove::<ColliderDisabled>();
+    app.update();
+    assert_eq!(log(&app).counts_for(b), (2, 1), "enabling starts it again");
+    assert!(touching(&mut app, a).contains(&b), "a touches b again");
+}
+
+#[test]
+fn layer_change_that_disqualifies_the_pair_ends_it() {
+    let mut app = app();
+    let (a, b) = overlapping_pair(&mut app);
+    app.world_mut()
+        .entity_mut(a)
+        .insert(CollisionLayers::new(1, 1));
+    app.world_mut()
+        .entity_mut(b)
+        .insert(CollisionLayers::new(2, 2));
+    app.update();
+    assert_eq!(
+        log(&app).counts_for(b),
+        (1, 1),
+        "layers that do not meet end the pair"
+    );
+    app.world_mut()
+        .entity_mut(b)
+        .insert(CollisionLayers::new(2, 1));
+    app.world_mut()
+        .entity_mut(a)
+        .insert(CollisionLayers::new(1, 2));
+    app.update();
+    assert_eq!(
+        log(&app).counts_for(b),
+        (2, 1),
+        "layers that meet start it again"
+    );
+}
+
+#[test]
+fn observers_see_both_sides_with_collider1_the_observed_entity() {
+    #[derive(Resource, Default)]
+    struct Seen(Vec<(Entity, Entity, Entity, Vec2)>);
+    let mut app = app();
+    app.init_resource::<Seen>();
+    let a = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::rect(1.0, 1.0)))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((at(0.75, 0.0), Collider::rect(1.0, 1.0)))
+        .id();
+    for entity in [a, b] {
+        app.world_mut().entity_mut(entity).observe(
+            |hit: On<CollisionStarted>, mut seen: ResMut<Seen>| {
+                seen.0
+                    .push((hit.observer(), hit.collider1, hit.collider2, hit.normal));
+            },
+        );
+    }
+    app.update();
+    let seen = &app.world().resource::<Seen>().0;
+    assert_eq!(seen.len(), 2, "one trigger per entity");
+    let on_a = seen
+        .iter()
+        .find(|s| s.1 == a)
+        .expect("a observed its start");
+    let on_b = seen
+        .iter()
+        .find(|s| s.1 == b)
+        .expect("b observed its start");
+    assert_eq!(on_a.2, b, "a's event names b as the other");
+    assert_eq!(on_b.2, a, "b's event names a as the other");
+    assert_eq!(on_a.3, Vec2::X, "from a towards b");
+    assert_eq!(on_b.3, -Vec2::X, "from b towards a");
+}
+
+#[test]
+fn despawning_inside_an_observer_still_ends_the_pair() {
+    let mut app = app();
+    let player = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
+        .id();
+    let coin = app
+        .world_mut()
+        .spawn((at(1.5, 0.0), Collider::circle(1.0)))
+        .observe(|hit: On<CollisionStarted>, mut commands: Commands| {
+            commands.entity(hit.collider1).despawn();
+        })
+        .id();
+    app.update();
+    assert!(
+        app.world().get_entity(coin).is_err(),
+        "the observer despawned the coin"
+    );
+    app.update();
+    assert_eq!(
+        log(&app).counts_for(coin),
+        (1, 1),
+        "the collected coin's pair ended"
+    );
+    assert!(
+        touching(&mut app, player).is_empty(),
+        "the player lets go of the coin"
+    );
+}
+
+#[test]
+fn all_three_shapes_collide_with_each_other() {
+    let mut app = app();
+    let rect = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::rect(2.0, 2.0)))
+        .id();
+    let rotated = app
+        .world_mut()
+        .spawn((
+            at(1.9, 0.0).with_rotation(Quat::from_rotation_z(0.7)),
+            Collider::rotated_rect(3.0, 2.0),
+        ))
+        .id();
+    // 0.36 from the rect's corner (1, 1), and 0.30 from the rotated rect in its own frame.
+    let circle = app
+        .world_mut()
+        .spawn((at(1.3, 1.2), Collider::circle(0.5)))
+        .id();
+    app.update();
+    assert_eq!(touching(&mut app, rect).len(), 2, "the rect touches both");
+    assert!(
+        touching(&mut app, rotated).contains(&circle),
+        "the rotated rect touches the circle"
+    );
+    assert_eq!(
+        colliding_pairs(&mut app),
+        brute_force_pairs(&mut app),
+        "agrees with the geometry"
+    );
+}
+
+#[test]
+fn interior_only_mode_ignores_touching() {
+    let mut app = App::new();
+    app.insert_resource(CollisionSettings {
+        overlap_mode: OverlapMode::InteriorOnly,
+        ..default()
+    });
+    app.add_plugins((
+        MinimalPlugins,
+        TransformPlugin,
+        RectCollisionPlugin::default(),
+    ));
+    let a = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::rect(2.0, 2.0)))
+        .id();
+    app.world_mut()
+        .spawn((at(2.0, 0.0), Collider::rect(2.0, 2.0)));
+    let c = app
+        .world_mut()
+        .spawn((at(-1.9, 0.0), Collider::rect(2.0, 2.0)))
+        .id();
+    app.update();
+    assert_eq!(
+        touching(&mut app, a).len(),
+        1,
+        "only the overlapping one counts"
+    );
+    assert!(touching(&mut app, a).contains(&c), "the overlapping one");
+}
+
+#[test]
+fn a_fixed_schedule_can_run_the_pipeline() {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        TransformPlugin,
+        RectCollisionPlugin::new(Update),
+    ));
+    let a = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((at(1.0, 0.0), Collider::circle(1.0)))
+        .id();
+    // The first update propagates transforms after the pipeline ran in Update; the second sees them.
+    app.update();
+    app.update();
+    assert!(
+        touching(&mut app, a).contains(&b),
+        "the pipeline ran in Update"
+    );
+}

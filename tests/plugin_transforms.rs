@@ -1,0 +1,243 @@
+//! World-space shapes from `GlobalTransform`: hierarchy, rotation, scale, offsets, bad transforms.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_rect_collision::geometry::WorldShape;
+use bevy_rect_collision::prelude::*;
+use common::*;
+
+fn world_shape(app: &App, entity: Entity) -> WorldShape {
+    app.world()
+        .get::<ColliderWorldShape>(entity)
+        .and_then(|s| s.0)
+        .expect("a valid world shape")
+}
+
+#[test]
+fn child_of_a_rotated_scaled_parent_collides_where_drawn() {
+    let mut app = app();
+    // The parent turns a quarter and doubles: the child, 3 units along local x, lands at (0, 6),
+    // a 1 × 1 rotated rect grown to 2 × 2.
+    let parent = app
+        .world_mut()
+        .spawn(
+            Transform::from_rotation(Quat::from_rotation_z(std::f32::consts::FRAC_PI_2))
+                .with_scale(Vec3::splat(2.0)),
+        )
+        .id();
+    let child = app
+        .world_mut()
+        .spawn((
+            at(3.0, 0.0),
+            Collider::rotated_rect(1.0, 1.0),
+            ChildOf(parent),
+        ))
+        .id();
+    let probe_hit = app
+        .world_mut()
+        .spawn((at(0.0, 7.4), Collider::circle(0.5)))
+        .id();
+    let probe_miss = app
+        .world_mut()
+        .spawn((at(3.0, 0.0), Collider::circle(0.5)))
+        .id();
+    app.update();
+    let WorldShape::RotatedRect(rect) = world_shape(&app, child) else {
+        panic!("a rotated rect");
+    };
+    assert!(
+        (rect.center - Vec2::new(0.0, 6.0)).length() < 1e-5,
+        "centre {:?}",
+        rect.center
+    );
+    assert!(
+        (rect.half_size - Vec2::ONE).length() < 1e-6,
+        "half size {:?}",
+        rect.half_size
+    );
+    assert!(
+        touching(&mut app, child).contains(&probe_hit),
+        "touches a circle by its drawn top edge"
+    );
+    assert!(
+        !touching(&mut app, child).contains(&probe_miss),
+        "not where its local transform says"
+    );
+}
+
+#[test]
+fn rect_ignores_rotation_and_rotated_rect_follows_it() {
+    let mut app = app();
+    let turned = Transform::from_rotation(Quat::from_rotation_z(std::f32::consts::FRAC_PI_2));
+    let rect = app
+        .world_mut()
+        .spawn((turned, Collider::rect(4.0, 1.0)))
+        .id();
+    let rotated = app
+        .world_mut()
+        .spawn((
+            turned.with_translation(Vec3::new(10.0, 0.0, 0.0)),
+            Collider::rotated_rect(4.0, 1.0),
+        ))
+        .id();
+    app.update();
+    let rect_box = world_shape(&app, rect).aabb();
+    let rotated_box = world_shape(&app, rotated).aabb();
+    assert!(
+        (rect_box.max - Vec2::new(2.0, 0.5)).length() < 1e-5,
+        "the rect stays wide: {rect_box:?}"
+    );
+    assert!(
+        (rotated_box.max - Vec2::new(10.5, 2.0)).length() < 1e-5,
+        "the rotated rect stands up: {rotated_box:?}"
+    );
+}
+
+#[test]
+fn offset_turns_about_the_entity_origin() {
+    // Seed 000: a 6 × 4.5 rectangle rotated about the midpoint of its left side.
+    let mut app = app();
+    let pivot = Transform::from_xyz(-1.0, 3.25, 0.0).with_rotation(Quat::from_rotation_z(-1.3));
+    let p = app
+        .world_mut()
+        .spawn((
+            pivot,
+            Collider::rotated_rect(6.0, 4.5).with_offset(Vec2::new(3.0, 0.0)),
+        ))
+        .id();
+    let q = app
+        .world_mut()
+        .spawn((at(2.5, 0.25), Collider::rect(1.0, 0.5)))
+        .id();
+    app.update();
+    assert!(
+        touching(&mut app, p).contains(&q),
+        "past the switch angle they meet"
+    );
+    app.world_mut().get_mut::<Transform>(p).unwrap().rotation = Quat::from_rotation_z(-1.4);
+    app.update();
+    assert!(
+        !touching(&mut app, p).contains(&q),
+        "at -1.4 rad they are apart (seed 000)"
+    );
+}
+
+#[test]
+fn negative_scale_mirrors_the_offset() {
+    let mut app = app();
+    let mirrored = app
+        .world_mut()
+        .spawn((
+            at(0.0, 0.0).with_scale(Vec3::new(-1.0, 1.0, 1.0)),
+            Collider::circle(1.0).with_offset(Vec2::new(5.0, 0.0)),
+        ))
+        .id();
+    app.update();
+    assert!(
+        (world_shape(&app, mirrored).center() - Vec2::new(-5.0, 0.0)).length() < 1e-6,
+        "mirrored to the left"
+    );
+}
+
+#[test]
+fn circle_under_non_uniform_scale_takes_the_larger_axis() {
+    let mut app = app();
+    let circle = app
+        .world_mut()
+        .spawn((
+            at(0.0, 0.0).with_scale(Vec3::new(1.0, 3.0, 1.0)),
+            Collider::circle(1.0),
+        ))
+        .id();
+    app.update();
+    let WorldShape::Circle(c) = world_shape(&app, circle) else {
+        panic!("a circle")
+    };
+    assert_eq!(c.radius, 3.0, "radius follows the larger scale");
+}
+
+#[test]
+fn invalid_transforms_are_skipped_and_the_rest_keeps_colliding() {
+    let mut app = app();
+    let a = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((at(1.0, 0.0), Collider::circle(1.0)))
+        .id();
+    let nan = app
+        .world_mut()
+        .spawn((at(f32::NAN, 0.0), Collider::circle(1.0)))
+        .id();
+    let flat = app
+        .world_mut()
+        .spawn((
+            at(0.5, 0.0).with_scale(Vec3::new(0.0, 1.0, 1.0)),
+            Collider::rect(1.0, 1.0),
+        ))
+        .id();
+    let bad_size = app
+        .world_mut()
+        .spawn((at(0.5, 0.0), Collider::rect(f32::INFINITY, 1.0)))
+        .id();
+    app.update();
+    assert!(
+        touching(&mut app, a).contains(&b),
+        "valid colliders still collide"
+    );
+    for bad in [nan, flat, bad_size] {
+        assert!(
+            touching(&mut app, bad).is_empty(),
+            "an invalid collider touches nothing"
+        );
+        assert!(
+            app.world().get::<InvalidCollider>(bad).is_some(),
+            "and is marked invalid"
+        );
+    }
+    let diagnostics = *app.world().resource::<CollisionDiagnostics>();
+    assert_eq!(
+        diagnostics.invalid_colliders, 3,
+        "counted in the diagnostics"
+    );
+    // Becoming valid again brings it back.
+    app.world_mut()
+        .get_mut::<Transform>(nan)
+        .unwrap()
+        .translation
+        .x = 0.5;
+    app.update();
+    assert!(
+        touching(&mut app, nan).contains(&a),
+        "the repaired collider collides again"
+    );
+    assert!(
+        app.world().get::<InvalidCollider>(nan).is_none(),
+        "and is no longer marked"
+    );
+}
+
+#[test]
+fn going_invalid_during_contact_ends_it() {
+    let mut app = app();
+    let a = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((at(1.0, 0.0), Collider::circle(1.0)))
+        .id();
+    app.update();
+    app.world_mut().get_mut::<Transform>(b).unwrap().scale = Vec3::ZERO;
+    app.update();
+    assert_eq!(
+        log(&app).counts_for(b),
+        (1, 1),
+        "the contact ends rather than vanishing"
+    );
+    assert!(touching(&mut app, a).is_empty(), "a lets go");
+}

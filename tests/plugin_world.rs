@@ -1,0 +1,262 @@
+//! Whole worlds: a crowd against brute force, event replay, determinism, spatial queries.
+
+mod common;
+
+use bevy::math::{Dir2, Ray2d};
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+use bevy_rect_collision::geometry::Pose2d;
+use bevy_rect_collision::prelude::*;
+use common::*;
+
+/// A small seeded generator, so every run builds the same world.
+struct Rng(u64);
+
+impl Rng {
+    fn unit(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    fn range(&mut self, low: f32, high: f32) -> f32 {
+        low + (high - low) * self.unit()
+    }
+}
+
+#[derive(Component)]
+struct Velocity(Vec2);
+
+/// `count` colliders of all three kinds at random in a square of side `side`, some under parents, a
+/// few on other layers, moving with random velocities.
+fn spawn_crowd(app: &mut App, count: usize, side: f32, seed: u64) -> Vec<Entity> {
+    let mut rng = Rng(seed);
+    let parent = app
+        .world_mut()
+        .spawn(Transform::from_xyz(3.0, -2.0, 0.0).with_rotation(Quat::from_rotation_z(0.3)))
+        .id();
+    (0..count)
+        .map(|i| {
+            let position = Vec2::new(rng.range(-side, side), rng.range(-side, side)) * 0.5;
+            let rotation = Quat::from_rotation_z(rng.range(-3.1, 3.1));
+            let (w, h) = (rng.range(0.5, 3.0), rng.range(0.5, 3.0));
+            let collider = match i % 3 {
+                0 => Collider::rect(w, h),
+                1 => Collider::rotated_rect(w, h),
+                _ => Collider::circle(w * 0.5),
+            };
+            let velocity = Velocity(Vec2::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)));
+            let mut entity = app.world_mut().spawn((
+                Transform::from_translation(position.extend(0.0)).with_rotation(rotation),
+                collider,
+                velocity,
+            ));
+            if i % 7 == 0 {
+                entity.insert(CollisionLayers::new(0b10, 0b10));
+            }
+            if i % 11 == 0 {
+                entity.insert(ChildOf(parent));
+            }
+            entity.id()
+        })
+        .collect()
+}
+
+fn move_crowd(mut movers: Query<(&mut Transform, &Velocity)>) {
+    for (mut transform, velocity) in &mut movers {
+        transform.translation += velocity.0.extend(0.0);
+        transform.rotate_z(0.05);
+    }
+}
+
+#[test]
+fn crowd_of_1500_matches_brute_force() {
+    let mut app = app();
+    spawn_crowd(&mut app, 1500, 120.0, 7);
+    app.update();
+    let expected = brute_force_pairs(&mut app);
+    assert!(
+        expected.len() > 100,
+        "the crowd must be crowded: {} pairs",
+        expected.len()
+    );
+    assert_eq!(
+        colliding_pairs(&mut app),
+        expected,
+        "CollidingEntities against brute force"
+    );
+    let contacts: Vec<_> = app
+        .world()
+        .resource::<Contacts>()
+        .iter()
+        .map(|p| (p.collider1.min(p.collider2), p.collider1.max(p.collider2)))
+        .collect();
+    let mut contacts_sorted = contacts.clone();
+    contacts_sorted.sort();
+    assert_eq!(contacts_sorted, expected, "Contacts against brute force");
+}
+
+#[test]
+fn moving_world_replays_to_colliding_entities() {
+    let mut app = app();
+    app.add_systems(Update, move_crowd);
+    spawn_crowd(&mut app, 400, 50.0, 11);
+    for frame in 0..60 {
+        app.update();
+        // Replaying every message since the start must give exactly the current contacts.
+        let mut open: HashMap<(Entity, Entity), i32> = HashMap::default();
+        for &(_, started, a, b) in &log(&app).stream {
+            *open.entry((a, b)).or_default() += if started { 1 } else { -1 };
+        }
+        assert!(
+            open.values().all(|&n| n == 0 || n == 1),
+            "frame {frame}: a pair started twice or ended without starting"
+        );
+        let mut replayed: Vec<_> = open
+            .into_iter()
+            .filter(|&(_, n)| n == 1)
+            .map(|((a, b), _)| (a.min(b), a.max(b)))
+            .collect();
+        replayed.sort();
+        assert_eq!(
+            replayed,
+            colliding_pairs(&mut app),
+            "frame {frame}: replay against CollidingEntities"
+        );
+        if frame % 20 == 0 {
+            assert_eq!(
+                replayed,
+                brute_force_pairs(&mut app),
+                "frame {frame}: against brute force"
+            );
+        }
+    }
+    let log = log(&app);
+    assert!(
+        log.started.len() > 50 && !log.ended.is_empty(),
+        "the world must churn: {} starts, {} ends",
+        log.started.len(),
+        log.ended.len()
+    );
+}
+
+#[test]
+fn same_world_twice_gives_the_same_event_stream() {
+    let run = || {
+        let mut app = app();
+        app.add_systems(Update, move_crowd);
+        spawn_crowd(&mut app, 300, 40.0, 23);
+        for _ in 0..30 {
+            app.update();
+        }
+        let stream = log(&app).stream.clone();
+        // Starts carry contact data too: compare it bit for bit.
+        let starts: Vec<_> = log(&app)
+            .started
+            .iter()
+            .map(|s| (s.normal.to_array().map(f32::to_bits), s.depth.to_bits()))
+            .collect();
+        (stream, starts)
+    };
+    let (first, first_starts) = run();
+    let (second, second_starts) = run();
+    assert!(!first.is_empty(), "the world must produce events");
+    assert_eq!(
+        first, second,
+        "the same spawns and moves give the same stream"
+    );
+    assert_eq!(first_starts, second_starts, "and the same contacts");
+    // Within an update, ends come first, then starts, each sorted by pair.
+    for update in first.chunk_by(|a, b| a.0 == b.0) {
+        let (ends, starts): (Vec<&(u32, bool, Entity, Entity)>, Vec<_>) =
+            update.iter().partition(|e| !e.1);
+        assert!(update.iter().map(|e| e.1).is_sorted(), "ends before starts");
+        for group in [ends, starts] {
+            assert!(
+                group.iter().map(|e| (e.2, e.3)).is_sorted(),
+                "sorted by pair within an update"
+            );
+        }
+    }
+}
+
+#[test]
+fn spatial_queries_find_points_shapes_and_ray_hits() {
+    let mut app = app();
+    let wall = app
+        .world_mut()
+        .spawn((at(10.0, 0.0), Collider::rect(2.0, 10.0)))
+        .id();
+    let ball = app
+        .world_mut()
+        .spawn((at(5.0, 0.0), Collider::circle(1.0)))
+        .id();
+    let ghost = app
+        .world_mut()
+        .spawn((
+            at(5.0, 0.0),
+            Collider::circle(1.0),
+            CollisionLayers::new(0b100, 0b100),
+        ))
+        .id();
+    // A disabled collider at the same place is never found.
+    app.world_mut()
+        .spawn((at(5.0, 0.0), Collider::circle(1.0), ColliderDisabled));
+    app.update();
+
+    #[derive(Resource, Default)]
+    struct Answers {
+        at_point: Vec<Entity>,
+        in_shape: Vec<Entity>,
+        first: Option<Entity>,
+        ray: Option<(Entity, f32)>,
+        ray_on_ghost_layer: Option<Entity>,
+    }
+    app.init_resource::<Answers>();
+    app.add_systems(
+        Update,
+        |query: SpatialQuery, mut answers: ResMut<Answers>| {
+            let default_layers = CollisionLayers::new(1, 1);
+            answers.at_point = query.point_intersections(Vec2::new(5.0, 1.0), default_layers);
+            answers.in_shape = query.shape_intersections(
+                &Collider::rect(8.0, 1.0),
+                &Pose2d::from_translation(Vec2::new(7.0, 0.0)),
+                default_layers,
+            );
+            answers.first = query.first_shape_intersection(
+                &Collider::circle(0.5),
+                &Pose2d::from_translation(Vec2::new(9.5, 4.0)),
+                default_layers,
+            );
+            let ray = Ray2d::new(Vec2::ZERO, Dir2::X);
+            answers.ray = query
+                .cast_ray(ray, 100.0, default_layers)
+                .map(|(e, hit)| (e, hit.distance));
+            answers.ray_on_ghost_layer = query
+                .cast_ray(ray, 100.0, CollisionLayers::new(0b100, 0b100))
+                .map(|(e, _)| e);
+        },
+    );
+    app.update();
+    let answers = app.world().resource::<Answers>();
+    assert_eq!(
+        answers.at_point,
+        vec![ball],
+        "the top of the ball, boundary included; not the other layer or the disabled one"
+    );
+    let mut expected = vec![wall, ball];
+    expected.sort();
+    assert_eq!(answers.in_shape, expected, "a bar across both");
+    assert_eq!(answers.first, Some(wall), "only the wall is near (9.5, 4)");
+    assert_eq!(
+        answers.ray,
+        Some((ball, 4.0)),
+        "the ray meets the ball first, 4 units out"
+    );
+    assert_eq!(
+        answers.ray_on_ghost_layer,
+        Some(ghost),
+        "layers filter ray casts"
+    );
+}
