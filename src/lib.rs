@@ -3,6 +3,8 @@
 
 pub mod broad_phase;
 pub mod collider;
+#[cfg(feature = "debug")]
+pub mod debug;
 pub mod diagnostics;
 pub mod events;
 pub mod geometry;
@@ -27,8 +29,16 @@ pub use query::SpatialQuery;
 pub mod prelude {
     pub use crate::geometry::{Contact, OverlapMode, Pose2d, RayHit};
     pub use crate::{
-        Collider, ColliderDisabled, ColliderError, ColliderWorldShape, CollidingEntities,
-        CollisionDiagnostics, CollisionEnded, CollisionLayers, CollisionSettings, CollisionStarted,
-        CollisionSystems, Contacts, InvalidCollider, RectCollisionPlugin, SpatialQuery,
+        Collider, ColliderDisabled, ColliderError, ColliderShape, ColliderWorldShape,
+        CollidingEntities, CollisionDiagnostics, CollisionEnded, CollisionLayers,
+        CollisionSettings, CollisionStarted, CollisionSystems, Contacts, InvalidCollider,
+        RectCollisionPlugin, SpatialQuery,
+    };
+
+    #[cfg(feature = "egui")]
+    pub use crate::debug::RectCollisionEguiPlugin;
+    #[cfg(feature = "debug")]
+    pub use crate::debug::{
+        ColliderGizmo, CollisionGizmos, RectCollisionDebugPlugin, SelectedCollider,
     };
 }

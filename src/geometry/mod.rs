@@ -32,6 +32,7 @@ mod circle_circle;
 mod circle_rect;
 mod circle_rotated_rect;
 mod contact;
+mod contact_point;
 mod overlap_mode;
 mod pose;
 mod ray;
@@ -54,6 +55,7 @@ pub use circle_rotated_rect::{
     intersection_test_circle_rotated_rect, intersection_test_rotated_rect_circle,
 };
 pub use contact::Contact;
+pub use contact_point::contact_point;
 pub use overlap_mode::OverlapMode;
 pub use pose::Pose2d;
 pub use ray::{RayHit, ray_cast};

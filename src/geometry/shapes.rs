@@ -192,6 +192,23 @@ impl WorldRotatedRect {
         [c - x - y, c + x - y, c + x + y, c - x + y]
     }
 
+    /// The point of the rectangle (boundary or interior) closest to `point`: seed 002's clamp of the point
+    /// moved into the rectangle's frame, moved back. A point inside is its own closest point.
+    ///
+    /// ```
+    /// use bevy::math::{Rot2, Vec2};
+    /// use bevy_rect_collision::geometry::WorldRotatedRect;
+    ///
+    /// let upright = WorldRotatedRect::new(Vec2::ZERO, Vec2::new(2.0, 1.0), Rot2::FRAC_PI_2);
+    /// let closest = upright.closest_point(Vec2::new(3.0, 5.0));
+    /// assert!((closest - Vec2::new(1.0, 2.0)).length() < 1e-6);
+    /// ```
+    #[inline]
+    pub fn closest_point(&self, point: Vec2) -> Vec2 {
+        let local = self.rotation.inverse() * (point - self.center);
+        self.center + self.rotation * local.clamp(-self.half_size, self.half_size)
+    }
+
     /// Half the size of the smallest axis-aligned box around the rectangle (seed 000, phase 1).
     #[inline]
     pub fn bounding_half_size(&self) -> Vec2 {

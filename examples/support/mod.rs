@@ -1,0 +1,136 @@
+//! Pieces the examples share: the cursor in world space, dragging colliders with the mouse, rotating the
+//! picked one with keys, and tinting shapes while they touch.
+#![allow(dead_code, reason = "each example uses a different part")]
+
+use bevy::prelude::*;
+use bevy::window::PrimaryWindow;
+use bevy_rect_collision::prelude::*;
+
+/// Drag any collider with the left mouse button; `Q` and `E` turn the last one picked.
+pub struct DragPlugin;
+
+impl Plugin for DragPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<Picked>()
+            .add_systems(Update, (pick_and_drag, rotate_picked, tint_touching));
+    }
+}
+
+/// The collider last picked with the mouse, and where on it the cursor grabbed it.
+#[derive(Resource, Default)]
+pub struct Picked {
+    pub entity: Option<Entity>,
+    pub grab_offset: Vec2,
+    pub dragging: bool,
+}
+
+/// A sprite's colour when its collider touches nothing; it turns [`TOUCHING`] while it touches.
+#[derive(Component)]
+pub struct BaseColor(pub Color);
+
+pub const TOUCHING: Color = Color::srgb(0.95, 0.3, 0.25);
+
+/// The cursor's position in world space, if it is over the window.
+pub fn cursor_world_position(
+    window: &Query<&Window, With<PrimaryWindow>>,
+    camera: &Query<(&Camera, &GlobalTransform)>,
+) -> Option<Vec2> {
+    let cursor = window.single().ok()?.cursor_position()?;
+    let (camera, transform) = camera.single().ok()?;
+    camera.viewport_to_world_2d(transform, cursor).ok()
+}
+
+fn pick_and_drag(
+    buttons: Res<ButtonInput<MouseButton>>,
+    window: Query<&Window, With<PrimaryWindow>>,
+    camera: Query<(&Camera, &GlobalTransform)>,
+    query: SpatialQuery,
+    mut picked: ResMut<Picked>,
+    mut transforms: Query<&mut Transform>,
+) {
+    let Some(cursor) = cursor_world_position(&window, &camera) else {
+        return;
+    };
+    if buttons.just_pressed(MouseButton::Left) {
+        // The last entity spawned under the cursor is drawn on top: pick it.
+        if let Some(&entity) = query
+            .point_intersections(cursor, CollisionLayers::ALL)
+            .iter()
+            .max_by_key(|entity| entity.index_u32())
+        {
+            let position = transforms
+                .get(entity)
+                .map_or(cursor, |t| t.translation.truncate());
+            *picked = Picked {
+                entity: Some(entity),
+                grab_offset: position - cursor,
+                dragging: true,
+            };
+        }
+    }
+    if buttons.just_released(MouseButton::Left) {
+        picked.dragging = false;
+    }
+    if picked.dragging
+        && let Some(mut transform) = picked.entity.and_then(|e| transforms.get_mut(e).ok())
+    {
+        let target = cursor + picked.grab_offset;
+        transform.translation = target.extend(transform.translation.z);
+    }
+}
+
+fn rotate_picked(
+    keys: Res<ButtonInput<KeyCode>>,
+    time: Res<Time>,
+    picked: Res<Picked>,
+    mut transforms: Query<&mut Transform>,
+) {
+    let turn = keys.pressed(KeyCode::KeyQ) as i32 - keys.pressed(KeyCode::KeyE) as i32;
+    if turn != 0
+        && let Some(mut transform) = picked.entity.and_then(|e| transforms.get_mut(e).ok())
+    {
+        transform.rotate_z(turn as f32 * 1.5 * time.delta_secs());
+    }
+}
+
+fn tint_touching(mut sprites: Query<(&mut Sprite, &BaseColor, &CollidingEntities)>) {
+    for (mut sprite, base, touching) in &mut sprites {
+        sprite.color = if touching.is_empty() {
+            base.0
+        } else {
+            TOUCHING
+        };
+    }
+}
+
+/// A sprite drawing `collider`: a coloured rectangle, or the generated white disc tinted.
+pub fn sprite_for(collider: &Collider, color: Color, assets: &AssetServer) -> Sprite {
+    match collider.shape {
+        ColliderShape::Rect { half_size } | ColliderShape::RotatedRect { half_size } => {
+            Sprite::from_color(color, half_size * 2.0)
+        }
+        ColliderShape::Circle { radius } => Sprite {
+            image: assets.load("circle.png"),
+            color,
+            custom_size: Some(Vec2::splat(radius * 2.0)),
+            ..default()
+        },
+    }
+}
+
+/// Help text in the top-left corner.
+pub fn help_text(text: &str) -> impl Bundle {
+    (
+        Text::new(text),
+        TextFont {
+            font_size: FontSize::Px(15.0),
+            ..default()
+        },
+        Node {
+            position_type: PositionType::Absolute,
+            top: px(10.0),
+            left: px(10.0),
+            ..default()
+        },
+    )
+}
