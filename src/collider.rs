@@ -263,18 +263,18 @@ pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
     let affine = transform.affine();
     let x_axis = affine.matrix3.x_axis.truncate();
     let y_axis = affine.matrix3.y_axis.truncate();
-    let scale_x = x_axis.length();
-    let mirrored = x_axis.perp_dot(y_axis) < 0.0;
-    let scale_y = if mirrored {
-        -y_axis.length()
-    } else {
-        y_axis.length()
-    };
+    // `hypot`, not `length`: squaring under- or overflows for scales near 1e-20 or 1e20.
+    let scale_x = x_axis.x.hypot(x_axis.y);
+    let length_y = y_axis.x.hypot(y_axis.y);
+    let unit_x = x_axis / scale_x;
+    // The determinant's sign from unit axes, where it cannot underflow: negative means mirrored.
+    let mirrored = unit_x.perp_dot(y_axis / length_y) < 0.0;
+    let scale_y = if mirrored { -length_y } else { length_y };
     // Built from its fields: `Rot2::from_sin_cos` debug-asserts a unit rotation, and a zero or NaN scale
     // must give an invalid pose, not a panic.
     let rotation = Rot2 {
-        cos: x_axis.x / scale_x,
-        sin: x_axis.y / scale_x,
+        cos: unit_x.x,
+        sin: unit_x.y,
     };
     Pose2d::new(
         affine.translation.truncate(),

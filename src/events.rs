@@ -30,6 +30,12 @@ pub struct CollisionStarted {
 ///
 /// Every [`CollisionStarted`] is followed by exactly one `CollisionEnded` for the same pair. Sent and
 /// triggered like [`CollisionStarted`]; for a despawned entity, only global observers see the trigger.
+///
+/// When a collider loses its `Collider` or is despawned, its ends are sent at once, not at the next
+/// update, so no [`CollidingEntities`] ever names a collider that is gone. A consequence of Bevy running
+/// nested triggers first: if an observer of `CollisionStarted` despawns one of the pair, observers further
+/// down the line may see that pair's `CollisionEnded` before its `CollisionStarted`. Within one frame,
+/// read [`CollidingEntities`] for the state.
 #[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CollisionEnded {
     /// The first collider; the observed entity when triggered as an entity event.
@@ -109,7 +115,7 @@ impl CollidingEntities {
 /// as messages (once per pair) and entity events (on both entities), and keeps [`CollidingEntities`] in
 /// step. Ends come before starts, each sorted by pair.
 pub(crate) fn report_collision_changes(
-    contacts: Res<crate::narrow_phase::Contacts>,
+    mut contacts: ResMut<crate::narrow_phase::Contacts>,
     mut colliding: Query<&mut CollidingEntities>,
     mut started_writer: MessageWriter<CollisionStarted>,
     mut ended_writer: MessageWriter<CollisionEnded>,
@@ -124,6 +130,7 @@ pub(crate) fn report_collision_changes(
     crate::narrow_phase::diff_contacts(
         &contacts.previous,
         &contacts.current,
+        &contacts.removed,
         |pair| {
             started.push(CollisionStarted {
                 collider1: pair.collider1,
@@ -169,7 +176,39 @@ pub(crate) fn report_collision_changes(
         commands.trigger(start);
         commands.trigger(start.swapped());
     }
+    contacts.removed.clear();
     diagnostics.started = started.len();
     diagnostics.ended = ended.len();
     diagnostics.timings.events = timer.elapsed();
+}
+
+/// Ends every contact of a collider the moment its `Collider` is removed or its entity despawned, even
+/// when that happens after this frame's update (in an observer, or a later system): its partners'
+/// [`CollidingEntities`] never name a collider that is gone, and every start still gets its end.
+pub(crate) fn end_contacts_of_removed_collider(
+    removed: On<Remove, crate::collider::Collider>,
+    mut contacts: ResMut<crate::narrow_phase::Contacts>,
+    mut colliding: Query<&mut CollidingEntities>,
+    mut ended_writer: MessageWriter<CollisionEnded>,
+    mut commands: Commands,
+) {
+    let entity = removed.entity;
+    let Ok(mut own) = colliding.get_mut(entity) else {
+        return;
+    };
+    contacts.removed.insert(entity);
+    let mut partners: Vec<Entity> = own.0.drain().collect();
+    partners.sort_unstable();
+    for other in partners {
+        if let Ok(mut theirs) = colliding.get_mut(other) {
+            theirs.0.remove(&entity);
+        }
+        let end = CollisionEnded {
+            collider1: entity.min(other),
+            collider2: entity.max(other),
+        };
+        ended_writer.write(end);
+        commands.trigger(end);
+        commands.trigger(end.swapped());
+    }
 }

@@ -1,5 +1,6 @@
 //! The narrow phase: exact tests on the candidate pairs, and the contacts that result.
 
+use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
 use crate::broad_phase::BroadPhase;
@@ -44,6 +45,9 @@ pub struct Contacts {
     pub(crate) current: Vec<PairContact>,
     /// Last update's pairs, kept to find what started and ended.
     pub(crate) previous: Vec<PairContact>,
+    /// Entities whose `Collider` was removed (or which were despawned) since the last update: their
+    /// contacts were ended at once, so the next diff must not end them again.
+    pub(crate) removed: EntityHashSet,
 }
 
 impl Contacts {
@@ -101,7 +105,9 @@ pub(crate) fn find_contacts(
     mut diagnostics: ResMut<CollisionDiagnostics>,
 ) {
     let timer = StageTimer::start();
-    let Contacts { current, previous } = &mut *contacts;
+    let Contacts {
+        current, previous, ..
+    } = &mut *contacts;
     core::mem::swap(current, previous);
     current.clear();
     let entries = &broad_phase.entries;
@@ -124,38 +130,43 @@ pub(crate) fn find_contacts(
 
 /// Merges last update's sorted pairs with this update's: pairs only in `current` started, pairs only in
 /// `previous` ended. Both outputs come sorted by pair.
+///
+/// Pairs of an entity in `removed` were already ended when its collider went away: they do not end again,
+/// and if such a pair touches again now (the collider came back before this update) it starts again.
 pub(crate) fn diff_contacts(
     previous: &[PairContact],
     current: &[PairContact],
+    removed: &EntityHashSet,
     mut started: impl FnMut(&PairContact),
     mut ended: impl FnMut(&PairContact),
 ) {
+    let already_ended =
+        |pair: &PairContact| removed.contains(&pair.collider1) || removed.contains(&pair.collider2);
     let (mut p, mut c) = (0, 0);
     while p < previous.len() || c < current.len() {
-        match (previous.get(p), current.get(c)) {
-            (Some(old), Some(new)) => match old.key().cmp(&new.key()) {
-                core::cmp::Ordering::Less => {
-                    ended(old);
-                    p += 1;
+        let order = match (previous.get(p), current.get(c)) {
+            (Some(old), Some(new)) => old.key().cmp(&new.key()),
+            (Some(_), None) => core::cmp::Ordering::Less,
+            (None, _) => core::cmp::Ordering::Greater,
+        };
+        match order {
+            core::cmp::Ordering::Less => {
+                if !already_ended(&previous[p]) {
+                    ended(&previous[p]);
                 }
-                core::cmp::Ordering::Greater => {
-                    started(new);
-                    c += 1;
-                }
-                core::cmp::Ordering::Equal => {
-                    p += 1;
-                    c += 1;
-                }
-            },
-            (Some(old), None) => {
-                ended(old);
                 p += 1;
             }
-            (None, Some(new)) => {
-                started(new);
+            core::cmp::Ordering::Greater => {
+                started(&current[c]);
                 c += 1;
             }
-            (None, None) => unreachable!("the loop condition excludes it"),
+            core::cmp::Ordering::Equal => {
+                if already_ended(&current[c]) {
+                    started(&current[c]);
+                }
+                p += 1;
+                c += 1;
+            }
         }
     }
 }
@@ -192,7 +203,13 @@ mod tests {
         current: &[PairContact],
     ) -> (Vec<PairContact>, Vec<PairContact>) {
         let (mut started, mut ended) = (Vec::new(), Vec::new());
-        diff_contacts(previous, current, |p| started.push(*p), |p| ended.push(*p));
+        diff_contacts(
+            previous,
+            current,
+            &EntityHashSet::default(),
+            |p| started.push(*p),
+            |p| ended.push(*p),
+        );
         (started, ended)
     }
 
@@ -225,7 +242,7 @@ mod tests {
         let (low, high) = (stored.collider1, stored.collider2);
         let contacts = Contacts {
             current: vec![stored],
-            previous: vec![],
+            ..Default::default()
         };
         assert_eq!(
             contacts.get(low, high).unwrap().normal,
@@ -245,6 +262,30 @@ mod tests {
         assert!(
             contacts.get(low, entity(9)).is_none(),
             "an untouched pair has no contact"
+        );
+    }
+
+    #[test]
+    fn diff_skips_pairs_already_ended_and_restarts_them_if_they_touch_again() {
+        let previous = sorted(vec![pair(1, 2), pair(3, 4), pair(5, 6)]);
+        let current = sorted(vec![pair(3, 4), pair(5, 6)]);
+        let removed: EntityHashSet = [entity(1), entity(3)].into_iter().collect();
+        let (mut started, mut ended) = (Vec::new(), Vec::new());
+        diff_contacts(
+            &previous,
+            &current,
+            &removed,
+            |p| started.push(*p),
+            |p| ended.push(*p),
+        );
+        assert!(
+            ended.is_empty(),
+            "1–2 ended when 1 lost its collider: not again"
+        );
+        assert_eq!(
+            started,
+            vec![pair(3, 4)],
+            "3 came back and still touches 4: a new start"
         );
     }
 }

@@ -8,7 +8,9 @@ use bevy::transform::TransformSystems;
 use crate::broad_phase::{BroadPhase, find_candidate_pairs};
 use crate::collider::{Collider, ColliderDisabled, update_world_shapes};
 use crate::diagnostics::CollisionDiagnostics;
-use crate::events::{CollisionEnded, CollisionStarted, report_collision_changes};
+use crate::events::{
+    CollisionEnded, CollisionStarted, end_contacts_of_removed_collider, report_collision_changes,
+};
 use crate::geometry::OverlapMode;
 use crate::layers::CollisionLayers;
 use crate::narrow_phase::{Contacts, find_contacts};
@@ -56,7 +58,8 @@ impl Plugin for RectCollisionPlugin {
             .add_message::<CollisionEnded>()
             .register_type::<Collider>()
             .register_type::<ColliderDisabled>()
-            .register_type::<CollisionLayers>();
+            .register_type::<CollisionLayers>()
+            .add_observer(end_contacts_of_removed_collider);
 
         app.configure_sets(
             self.schedule,

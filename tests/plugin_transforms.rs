@@ -241,3 +241,60 @@ fn going_invalid_during_contact_ends_it() {
     );
     assert!(touching(&mut app, a).is_empty(), "a lets go");
 }
+
+#[test]
+fn huge_coordinates_and_tiny_shapes_neither_panic_nor_poison_others() {
+    let mut app = app();
+    let a = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((at(1.5, 0.0), Collider::rotated_rect(1.0, 1.0)))
+        .id();
+    let far = [
+        app.world_mut()
+            .spawn((at(1e30, -1e30), Collider::rotated_rect(1.0, 1.0)))
+            .id(),
+        app.world_mut()
+            .spawn((at(1e30, -1e30), Collider::circle(1.0)))
+            .id(),
+        app.world_mut()
+            .spawn((at(-3e38, 3e38), Collider::rect(1e30, 1e30)))
+            .id(),
+    ];
+    let tiny = [
+        app.world_mut()
+            .spawn((at(0.5, 0.0), Collider::circle(1e-30)))
+            .id(),
+        app.world_mut()
+            .spawn((
+                at(0.5, 0.0).with_scale(Vec3::splat(1e-30)),
+                Collider::rotated_rect(1.0, 1.0),
+            ))
+            .id(),
+    ];
+    for _ in 0..3 {
+        app.update();
+    }
+    assert!(
+        touching(&mut app, a).contains(&b),
+        "the ordinary pair still collides"
+    );
+    assert!(
+        touching(&mut app, far[0]).contains(&far[1]),
+        "two shapes at the same huge coordinates meet"
+    );
+    for entity in tiny {
+        assert!(
+            touching(&mut app, entity).contains(&a),
+            "a tiny shape inside the circle touches it"
+        );
+    }
+    assert_eq!(
+        colliding_pairs(&mut app),
+        brute_force_pairs(&mut app),
+        "agrees with the geometry"
+    );
+}

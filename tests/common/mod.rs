@@ -6,12 +6,14 @@ use bevy::prelude::*;
 use bevy_rect_collision::geometry::OverlapMode;
 use bevy_rect_collision::prelude::*;
 
-/// Every collision message sent since the app was built, in the order sent.
+/// Every collision event since the app was built.
 #[derive(Resource, Default, Debug)]
 pub struct EventLog {
+    /// The messages, as `MessageReader`s see them.
     pub started: Vec<CollisionStarted>,
     pub ended: Vec<CollisionEnded>,
-    /// Both kinds interleaved, per update: `(update, started?, pair)`.
+    /// Starts and ends in the order they happened, from a global observer: `(update, started?, pair)`.
+    /// Messages of two types cannot tell which came first when a pair starts and ends in one frame.
     pub stream: Vec<(u32, bool, Entity, Entity)>,
     pub updates: u32,
 }
@@ -33,22 +35,33 @@ impl EventLog {
     }
 }
 
-fn record(
+fn record_messages(
     mut started: MessageReader<CollisionStarted>,
     mut ended: MessageReader<CollisionEnded>,
     mut log: ResMut<EventLog>,
 ) {
+    log.ended.extend(ended.read().copied());
+    log.started.extend(started.read().copied());
+}
+
+fn count_update(mut log: ResMut<EventLog>) {
     log.updates += 1;
-    let update = log.updates;
-    for event in ended.read() {
-        log.ended.push(*event);
-        log.stream
-            .push((update, false, event.collider1, event.collider2));
-    }
-    for event in started.read() {
-        log.started.push(*event);
+}
+
+/// Each pair is triggered on both entities; the one with `collider1 < collider2` is logged.
+fn record_started(event: On<CollisionStarted>, mut log: ResMut<EventLog>) {
+    if event.collider1 < event.collider2 {
+        let update = log.updates;
         log.stream
             .push((update, true, event.collider1, event.collider2));
+    }
+}
+
+fn record_ended(event: On<CollisionEnded>, mut log: ResMut<EventLog>) {
+    if event.collider1 < event.collider2 {
+        let update = log.updates;
+        log.stream
+            .push((update, false, event.collider1, event.collider2));
     }
 }
 
@@ -62,7 +75,10 @@ pub fn app() -> App {
         RectCollisionPlugin::default(),
     ))
     .init_resource::<EventLog>()
-    .add_systems(PostUpdate, record.after(CollisionSystems::Events));
+    .add_observer(record_started)
+    .add_observer(record_ended)
+    .add_systems(First, count_update)
+    .add_systems(Last, record_messages);
     app
 }
 
