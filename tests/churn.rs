@@ -17,25 +17,14 @@ use common::*;
 
 const FRAMES: u32 = 2_000;
 
-/// A small seeded generator: the same churn on every run.
-struct Rng(u64);
+/// Random pieces of the churn.
+trait ChurnRng {
+    fn collider(&mut self) -> Collider;
+    fn transform(&mut self) -> Transform;
+    fn layers(&mut self) -> CollisionLayers;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn range(&mut self, low: f32, high: f32) -> f32 {
-        low + (high - low) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
-    }
-
+impl ChurnRng for Rng {
     fn collider(&mut self) -> Collider {
         let (w, h) = (self.range(0.5, 4.0), self.range(0.5, 4.0));
         let collider = match self.below(3) {

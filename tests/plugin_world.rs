@@ -9,22 +9,6 @@ use bevy_rect_collision::geometry::Pose2d;
 use bevy_rect_collision::prelude::*;
 use common::*;
 
-/// A small seeded generator, so every run builds the same world.
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, low: f32, high: f32) -> f32 {
-        low + (high - low) * self.unit()
-    }
-}
-
 #[derive(Component)]
 struct Velocity(Vec2);
 

@@ -133,3 +133,25 @@ pub fn colliding_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
     pairs.dedup();
     pairs
 }
+
+/// A small seeded xorshift generator: the same world on every run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A uniform index below `n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// A uniform float in `[low, high)`.
+    pub fn range(&mut self, low: f32, high: f32) -> f32 {
+        low + (high - low) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
+    }
+}
