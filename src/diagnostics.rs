@@ -40,7 +40,8 @@ pub struct CollisionDiagnostics {
     pub touching_pairs: usize,
     /// `CollisionStarted` pairs of the update.
     pub started: usize,
-    /// `CollisionEnded` pairs of the update.
+    /// `CollisionEnded` pairs of the update, including those ended when a collider was removed or
+    /// despawned since the previous update.
     pub ended: usize,
     /// Time per stage.
     pub timings: StageTimings,

@@ -178,7 +178,7 @@ pub(crate) fn report_collision_changes(
     }
     contacts.removed.clear();
     diagnostics.started = started.len();
-    diagnostics.ended = ended.len();
+    diagnostics.ended = ended.len() + core::mem::take(&mut contacts.ended_on_removal);
     diagnostics.timings.events = timer.elapsed();
 }
 
@@ -199,6 +199,7 @@ pub(crate) fn end_contacts_of_removed_collider(
     contacts.removed.insert(entity);
     let mut partners: Vec<Entity> = own.0.drain().collect();
     partners.sort_unstable();
+    contacts.ended_on_removal += partners.len();
     for other in partners {
         if let Ok(mut theirs) = colliding.get_mut(other) {
             theirs.0.remove(&entity);

@@ -3,10 +3,15 @@
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
+use bevy::tasks::ComputeTaskPool;
+
 use crate::broad_phase::BroadPhase;
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::Contact;
 use crate::plugin::CollisionSettings;
+
+/// Below this many candidate pairs the narrow phase runs on one thread.
+const PARALLEL_THRESHOLD: usize = 4096;
 
 /// One touching pair: `collider1 < collider2`, the normal pointing from `collider1` to `collider2`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,6 +53,10 @@ pub struct Contacts {
     /// Entities whose `Collider` was removed (or which were despawned) since the last update: their
     /// contacts were ended at once, so the next diff must not end them again.
     pub(crate) removed: EntityHashSet,
+    /// How many pairs ended at a collider's removal since the last update, for the diagnostics.
+    pub(crate) ended_on_removal: usize,
+    /// Per-task buffers of the parallel narrow phase, kept between updates.
+    chunks: Vec<Vec<PairContact>>,
 }
 
 impl Contacts {
@@ -106,22 +115,57 @@ pub(crate) fn find_contacts(
 ) {
     let timer = StageTimer::start();
     let Contacts {
-        current, previous, ..
+        current,
+        previous,
+        chunks,
+        ..
     } = &mut *contacts;
+    if broad_phase.unchanged {
+        // Nothing moved or changed: this update's contacts are last update's.
+        previous.clone_from(current);
+        diagnostics.timings.narrow_phase = timer.elapsed();
+        return;
+    }
     core::mem::swap(current, previous);
     current.clear();
     let entries = &broad_phase.entries;
-    for &(i, j) in &broad_phase.candidates {
-        let (a, b) = (&entries[i as usize], &entries[j as usize]);
-        // Orient every pair from the lower entity to the higher, whatever the sweep order.
-        let (first, second) = if a.entity < b.entity { (a, b) } else { (b, a) };
-        if let Some(contact) = first.shape.contact(&second.shape, settings.overlap_mode) {
-            current.push(PairContact {
-                collider1: first.entity,
-                collider2: second.entity,
-                contact,
-            });
+    let mode = settings.overlap_mode;
+    let test = |candidates: &[(u32, u32)], out: &mut Vec<PairContact>| {
+        out.clear();
+        for &(i, j) in candidates {
+            let (a, b) = (&entries[i as usize], &entries[j as usize]);
+            // Orient every pair from the lower entity to the higher, whatever the grid's order.
+            let (first, second) = if a.entity < b.entity { (a, b) } else { (b, a) };
+            if let Some(contact) = first.shape.contact(&second.shape, mode) {
+                out.push(PairContact {
+                    collider1: first.entity,
+                    collider2: second.entity,
+                    contact,
+                });
+            }
         }
+    };
+    let candidates = &broad_phase.candidates;
+    match ComputeTaskPool::try_get().filter(|_| candidates.len() >= PARALLEL_THRESHOLD) {
+        Some(pool) => {
+            let chunk_len = candidates.len().div_ceil(pool.thread_num().max(1) * 4);
+            let mut buffers = core::mem::take(chunks);
+            buffers.resize_with(candidates.len().div_ceil(chunk_len), Vec::new);
+            let buffers = pool.scope(|scope| {
+                for (slice, mut out) in candidates.chunks(chunk_len).zip(buffers.drain(..)) {
+                    let test = &test;
+                    scope.spawn(async move {
+                        test(slice, &mut out);
+                        out
+                    });
+                }
+            });
+            for out in &buffers {
+                current.extend_from_slice(out);
+            }
+            *chunks = buffers;
+        }
+        None => test(candidates, current),
     }
     current.sort_unstable_by_key(PairContact::key);
     diagnostics.touching_pairs = current.len();

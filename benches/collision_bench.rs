@@ -1,0 +1,351 @@
+//! The workload runner: seeded worlds stepped headless, with the median and p99 time of each pipeline
+//! stage and of the whole update, allocations per frame, and event counts.
+//!
+//! ```text
+//! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --workload w1 --n 10000
+//! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --all
+//! ```
+//!
+//! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
+//! - `w1`: uniform moving, in a square of side 4√N;
+//! - `w2`: dense pile, about 8 neighbours each;
+//! - `w3`: static-heavy, N colliders that never move and N/100 that do;
+//! - `w5`: teleport, every collider relocated each frame;
+//! - `w6`: churn, 1% of colliders despawned and as many spawned each frame, the rest moving;
+//! - `w7`: resting, nothing moves.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use bevy_rect_collision::prelude::*;
+use bevy_rect_collision_benches::SeededRng;
+
+/// Counts allocations, to report how many a frame makes.
+struct CountingAllocator;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+const WARMUP_FRAMES: usize = 10;
+const FRAME_TIME: f32 = 1.0 / 60.0;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Workload {
+    UniformMoving,
+    DensePile,
+    StaticHeavy,
+    Teleport,
+    Churn,
+    Resting,
+}
+
+impl Workload {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "w1" => Self::UniformMoving,
+            "w2" => Self::DensePile,
+            "w3" => Self::StaticHeavy,
+            "w5" => Self::Teleport,
+            "w6" => Self::Churn,
+            "w7" => Self::Resting,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::UniformMoving => "w1 uniform moving",
+            Self::DensePile => "w2 dense pile",
+            Self::StaticHeavy => "w3 static-heavy",
+            Self::Teleport => "w5 teleport",
+            Self::Churn => "w6 churn",
+            Self::Resting => "w7 resting",
+        }
+    }
+
+    /// Side of the square world for `n` colliders.
+    fn side(self, n: usize) -> f32 {
+        match self {
+            // About 8 neighbours each: a density of 0.5 colliders per unit square.
+            Self::DensePile => (n as f32 / 0.5).sqrt(),
+            _ => 4.0 * (n as f32).sqrt(),
+        }
+    }
+}
+
+#[derive(Component)]
+struct Velocity(Vec2);
+
+#[derive(Resource)]
+struct Bench {
+    workload: Workload,
+    side: f32,
+    rng: SeededRng,
+    /// Colliders that move (all but the static ones of W3).
+    movers: Vec<Entity>,
+}
+
+/// The collider of the i-th spawn: 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3.
+fn collider(rng: &mut SeededRng, i: usize) -> Collider {
+    let (w, h) = (rng.range(1.0, 3.0), rng.range(1.0, 3.0));
+    match i % 10 {
+        0..4 => Collider::rect(w, h),
+        4..7 => Collider::rotated_rect(w, h),
+        _ => Collider::circle(w * 0.5),
+    }
+}
+
+fn spawn_one(
+    commands: &mut Commands,
+    rng: &mut SeededRng,
+    side: f32,
+    i: usize,
+    moving: bool,
+) -> Entity {
+    let collider = collider(rng, i);
+    let position = rng.point(side * 0.5);
+    let mut entity = commands.spawn((
+        Transform::from_translation(position.extend(0.0))
+            .with_rotation(Quat::from_rotation_z(rng.range(-3.1, 3.1))),
+        collider,
+    ));
+    if moving {
+        entity.insert(Velocity(Vec2::new(
+            rng.range(-3.0, 3.0),
+            rng.range(-3.0, 3.0),
+        )));
+    }
+    entity.id()
+}
+
+fn setup(mut commands: Commands, mut bench: ResMut<Bench>, count: Res<ColliderCount>) {
+    let Bench {
+        workload,
+        side,
+        rng,
+        movers,
+    } = &mut *bench;
+    for i in 0..count.0 {
+        let moving = !matches!(workload, Workload::Resting | Workload::StaticHeavy);
+        let entity = spawn_one(&mut commands, rng, *side, i, moving);
+        if moving {
+            movers.push(entity);
+        }
+    }
+    if *workload == Workload::StaticHeavy {
+        for i in 0..count.0 / 100 {
+            movers.push(spawn_one(&mut commands, rng, *side, i, true));
+        }
+    }
+}
+
+#[derive(Resource)]
+struct ColliderCount(usize);
+
+fn step(
+    mut commands: Commands,
+    mut bench: ResMut<Bench>,
+    mut movers: Query<(&mut Transform, &Velocity)>,
+) {
+    let Bench {
+        workload,
+        side,
+        rng,
+        movers: list,
+    } = &mut *bench;
+    let (side, half) = (*side, *side * 0.5);
+    match workload {
+        Workload::Resting => {}
+        Workload::Teleport => {
+            for (mut transform, _) in &mut movers {
+                transform.translation = rng.point(half).extend(0.0);
+            }
+        }
+        _ => {
+            for (mut transform, velocity) in &mut movers {
+                let moved = transform.translation.truncate() + velocity.0 * FRAME_TIME;
+                transform.translation =
+                    ((moved + half).rem_euclid(Vec2::splat(side)) - half).extend(0.0);
+                transform.rotate_z(0.01);
+            }
+        }
+    }
+    if *workload == Workload::Churn {
+        let churned = (list.len() / 100).max(1);
+        for _ in 0..churned {
+            let index = (rng.unit() * list.len() as f32) as usize % list.len();
+            commands.entity(list.swap_remove(index)).despawn();
+        }
+        for i in 0..churned {
+            let entity = spawn_one(&mut commands, rng, side, i, true);
+            list.push(entity);
+        }
+    }
+}
+
+/// Median and 99th percentile of a sample, in milliseconds.
+fn median_p99(samples: &mut [Duration]) -> (f64, f64) {
+    samples.sort_unstable();
+    let at =
+        |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3;
+    (at(0.5), at(0.99))
+}
+
+struct Report {
+    stages: [(&'static str, Vec<Duration>); 5],
+    update: Vec<Duration>,
+    allocations: Vec<u64>,
+    started: usize,
+    ended: usize,
+    touching: usize,
+    candidates: usize,
+}
+
+fn run(workload: Workload, n: usize, frames: usize) -> Report {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        TransformPlugin,
+        RectCollisionPlugin::default(),
+    ))
+    .insert_resource(ColliderCount(n))
+    .insert_resource(Bench {
+        workload,
+        side: workload.side(n),
+        rng: SeededRng::new(0x5eed_0000 + n as u64),
+        movers: Vec::new(),
+    })
+    .add_systems(Startup, setup)
+    .add_systems(Update, step);
+    app.finish();
+    app.cleanup();
+    let mut report = Report {
+        stages: [
+            ("prepare", Vec::new()),
+            ("broad", Vec::new()),
+            ("narrow", Vec::new()),
+            ("events", Vec::new()),
+            ("pipeline", Vec::new()),
+        ],
+        update: Vec::new(),
+        allocations: Vec::new(),
+        started: 0,
+        ended: 0,
+        touching: 0,
+        candidates: 0,
+    };
+    for frame in 0..WARMUP_FRAMES + frames {
+        let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+        let start = Instant::now();
+        app.update();
+        let elapsed = start.elapsed();
+        if frame < WARMUP_FRAMES {
+            continue;
+        }
+        let d = *app.world().resource::<CollisionDiagnostics>();
+        let t = d.timings;
+        for (stage, value) in report.stages.iter_mut().zip([
+            t.prepare,
+            t.broad_phase,
+            t.narrow_phase,
+            t.events,
+            t.total(),
+        ]) {
+            stage.1.push(value);
+        }
+        report.update.push(elapsed);
+        report
+            .allocations
+            .push(ALLOCATIONS.load(Ordering::Relaxed) - allocations);
+        report.started += d.started;
+        report.ended += d.ended;
+        report.touching = d.touching_pairs;
+        report.candidates = d.candidate_pairs;
+    }
+    report
+}
+
+fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report) {
+    println!("{} n={n} frames={frames}", workload.name());
+    for (stage, samples) in &mut report.stages {
+        let (median, p99) = median_p99(samples);
+        println!("  {stage:<9} median {median:8.3} ms   p99 {p99:8.3} ms");
+    }
+    let (median, p99) = median_p99(&mut report.update);
+    println!(
+        "  {:<9} median {median:8.3} ms   p99 {p99:8.3} ms   (app.update, all systems)",
+        "update"
+    );
+    report.allocations.sort_unstable();
+    println!(
+        "  allocations per frame: median {} (whole app.update)   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}",
+        report.allocations[report.allocations.len() / 2],
+        report.candidates,
+        report.touching,
+        report.started as f64 / frames as f64,
+        report.ended as f64 / frames as f64,
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+    };
+    let frames: usize = value("--frames")
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(200);
+    let plan: Vec<(Workload, usize)> = if args.iter().any(|a| a == "--all") {
+        vec![
+            (Workload::UniformMoving, 1_000),
+            (Workload::UniformMoving, 10_000),
+            (Workload::UniformMoving, 100_000),
+            (Workload::DensePile, 10_000),
+            (Workload::StaticHeavy, 100_000),
+            (Workload::Teleport, 10_000),
+            (Workload::Churn, 10_000),
+            (Workload::Resting, 10_000),
+        ]
+    } else {
+        let workload = value("--workload")
+            .and_then(|w| Workload::parse(w))
+            .unwrap_or(Workload::UniformMoving);
+        let n = value("--n").and_then(|n| n.parse().ok()).unwrap_or(10_000);
+        vec![(workload, n)]
+    };
+    for (workload, n) in plan {
+        let frames = if n >= 1_000_000 {
+            frames.min(20)
+        } else {
+            frames
+        };
+        let report = run(workload, n, frames);
+        print_report(workload, n, frames, report);
+    }
+}
