@@ -1,5 +1,6 @@
 //! N moving colliders (40% rects, 30% rotated rects, 30% circles, sizes 1 to 3, in a square of side 4√N)
-//! with the pipeline's counts and stage timings on screen. `F9` shows the collision overlay.
+//! with the pipeline's counts and stage timings on screen and, every two seconds, in the log. `F9` shows
+//! the collision overlay.
 //!
 //! Run: `cargo run --release --example stress -- 10000` (N defaults to 10,000)
 
@@ -42,7 +43,7 @@ fn main() {
                 setup(commands, assets, side, store, count)
             },
         )
-        .add_systems(Update, (move_colliders, tint, update_hud))
+        .add_systems(Update, (move_colliders, tint, update_hud, log_summary))
         .run();
 }
 
@@ -119,6 +120,29 @@ fn tint(
             support::TOUCHING
         };
     }
+}
+
+/// Every two seconds, the frame rate and the collision time in the log too.
+fn log_summary(
+    time: Res<Time>,
+    mut last: Local<f32>,
+    diagnostics: Res<CollisionDiagnostics>,
+    store: Res<DiagnosticsStore>,
+) {
+    if time.elapsed_secs() - *last < 2.0 {
+        return;
+    }
+    *last = time.elapsed_secs();
+    let fps = store
+        .get(&FrameTimeDiagnosticsPlugin::FPS)
+        .and_then(|fps| fps.smoothed())
+        .unwrap_or(0.0);
+    info!(
+        "{} colliders: {fps:.1} fps, collision {:.2} ms, {} touching pairs",
+        diagnostics.colliders,
+        diagnostics.timings.total().as_secs_f64() * 1e3,
+        diagnostics.touching_pairs
+    );
 }
 
 fn update_hud(

@@ -36,13 +36,17 @@ impl PairContact {
 /// use bevy::prelude::*;
 /// use bevy_rect_collision::prelude::*;
 ///
-/// fn push_apart(contacts: Res<Contacts>, player: Single<Entity, With<Camera>>) {
-///     for pair in contacts.iter() {
-///         println!("{} and {} overlap by {}", pair.collider1, pair.collider2, pair.contact.depth);
+/// #[derive(Component)]
+/// struct Player;
+///
+/// fn push_out_of_walls(contacts: Res<Contacts>, mut player: Single<(Entity, &mut Transform), With<Player>>) {
+///     let (entity, ref mut transform) = *player;
+///     for (_other, contact) in contacts.of(entity) {
+///         // The normal points from the player to the other collider: move back along it.
+///         transform.translation -= (contact.normal * contact.depth).extend(0.0);
 ///     }
-///     let _ = contacts.of(*player).count();
 /// }
-/// # bevy::ecs::system::assert_is_system(push_apart);
+/// # bevy::ecs::system::assert_is_system(push_out_of_walls);
 /// ```
 #[derive(Resource, Debug, Default)]
 pub struct Contacts {

@@ -1,6 +1,6 @@
 //! The broad phase: which pairs of colliders are worth an exact test.
 //!
-//! A uniform grid over the bounding boxes ([`grid`]), rebuilt every update that changed anything; cost
+//! A uniform grid over the bounding boxes (`grid.rs`), rebuilt every update that changed anything; cost
 //! grows with the colliders and the pairs that share cells, not with N². When no collider moved, changed,
 //! appeared, left or changed layers since the last update, the broad and narrow phases keep their results.
 
