@@ -55,6 +55,19 @@ impl Plugin for RectCollisionEguiPlugin {
     }
 }
 
+/// What the panel shows of the selected collider.
+type InspectedColliders<'w, 's> = Query<
+    'w,
+    's,
+    (
+        &'static Collider,
+        &'static ColliderWorldShape,
+        &'static CollisionLayers,
+        Has<ColliderDisabled>,
+        Has<InvalidCollider>,
+    ),
+>;
+
 /// The stage timings of the last updates, oldest first, as the panel plots them.
 #[derive(Resource, Debug, Default)]
 pub struct CollisionTimingHistory(pub VecDeque<StageTimings>);
@@ -80,13 +93,7 @@ fn collision_panel(
     history: Res<CollisionTimingHistory>,
     contacts: Res<Contacts>,
     mut selected: ResMut<SelectedCollider>,
-    colliders: Query<(
-        &Collider,
-        &ColliderWorldShape,
-        &CollisionLayers,
-        Has<ColliderDisabled>,
-        Has<InvalidCollider>,
-    )>,
+    colliders: InspectedColliders,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     egui::Window::new("Collisions")
@@ -214,13 +221,7 @@ fn timing_plot(ui: &mut egui::Ui, history: &CollisionTimingHistory) {
 fn selection(
     ui: &mut egui::Ui,
     selected: &mut SelectedCollider,
-    colliders: &Query<(
-        &Collider,
-        &ColliderWorldShape,
-        &CollisionLayers,
-        Has<ColliderDisabled>,
-        Has<InvalidCollider>,
-    )>,
+    colliders: &InspectedColliders,
     contacts: &Contacts,
 ) {
     let Some(entity) = selected.0 else {
