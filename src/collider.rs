@@ -263,9 +263,8 @@ pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
     let affine = transform.affine();
     let x_axis = affine.matrix3.x_axis.truncate();
     let y_axis = affine.matrix3.y_axis.truncate();
-    // `hypot`, not `length`: squaring under- or overflows for scales near 1e-20 or 1e20.
-    let scale_x = x_axis.x.hypot(x_axis.y);
-    let length_y = y_axis.x.hypot(y_axis.y);
+    let scale_x = robust_length(x_axis);
+    let length_y = robust_length(y_axis);
     let unit_x = x_axis / scale_x;
     // The determinant's sign from unit axes, where it cannot underflow: negative means mirrored.
     let mirrored = unit_x.perp_dot(y_axis / length_y) < 0.0;
@@ -281,6 +280,19 @@ pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
         rotation,
         Vec2::new(scale_x, scale_y),
     )
+}
+
+/// The length of `v`, exact where squaring would under- or overflow (scales near 1e-20 or 1e20): the
+/// square root of the squared length when that is a normal number, `hypot` (several times slower)
+/// otherwise.
+#[inline]
+fn robust_length(v: Vec2) -> f32 {
+    let squared = v.length_squared();
+    if squared.is_normal() {
+        squared.sqrt()
+    } else {
+        v.x.hypot(v.y)
+    }
 }
 
 /// The world-space shape of a [`Collider`], rebuilt by the plugin from the entity's `GlobalTransform`
@@ -347,13 +359,15 @@ pub(crate) fn update_world_shapes(
         ),
         Or<(Changed<Collider>, Changed<GlobalTransform>)>,
     >,
+    mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
     mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
     mut commands: Commands,
 ) {
     let timer = crate::diagnostics::StageTimer::start();
+    let mut changed = false;
     for (entity, collider, transform, mut world_shape, was_invalid) in &mut colliders {
         let shape = collider.world_shape(&pose_from_global_transform(transform));
-        world_shape.set_if_neq(ColliderWorldShape(shape));
+        changed |= world_shape.set_if_neq(ColliderWorldShape(shape));
         match (shape.is_some(), was_invalid) {
             (false, false) => {
                 warn!(
@@ -369,5 +383,6 @@ pub(crate) fn update_world_shapes(
             _ => {}
         }
     }
+    broad_phase.shapes_changed |= changed;
     diagnostics.timings.prepare = timer.elapsed();
 }

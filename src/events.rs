@@ -127,25 +127,28 @@ pub(crate) fn report_collision_changes(
     let (started, ended) = &mut *buffers;
     started.clear();
     ended.clear();
-    crate::narrow_phase::diff_contacts(
-        &contacts.previous,
-        &contacts.current,
-        &contacts.removed,
-        |pair| {
-            started.push(CollisionStarted {
-                collider1: pair.collider1,
-                collider2: pair.collider2,
-                normal: pair.contact.normal,
-                depth: pair.contact.depth,
-            })
-        },
-        |pair| {
-            ended.push(CollisionEnded {
-                collider1: pair.collider1,
-                collider2: pair.collider2,
-            })
-        },
-    );
+    // When nothing changed, the narrow phase kept its contacts and nothing started or ended.
+    if !contacts.unchanged {
+        crate::narrow_phase::diff_contacts(
+            &contacts.previous,
+            &contacts.current,
+            &contacts.removed,
+            |pair| {
+                started.push(CollisionStarted {
+                    collider1: pair.collider1,
+                    collider2: pair.collider2,
+                    normal: pair.contact.normal,
+                    depth: pair.contact.depth,
+                })
+            },
+            |pair| {
+                ended.push(CollisionEnded {
+                    collider1: pair.collider1,
+                    collider2: pair.collider2,
+                })
+            },
+        );
+    }
     for end in ended.iter() {
         for (this, other) in [
             (end.collider1, end.collider2),

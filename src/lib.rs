@@ -12,6 +12,7 @@ pub mod layers;
 pub mod narrow_phase;
 pub mod plugin;
 pub mod query;
+mod radix_sort;
 
 pub use broad_phase::BroadPhase;
 pub use collider::{

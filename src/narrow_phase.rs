@@ -9,6 +9,7 @@ use crate::broad_phase::BroadPhase;
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::Contact;
 use crate::plugin::CollisionSettings;
+use crate::radix_sort::radix_sort_by_key;
 
 /// Below this many candidate pairs the narrow phase runs on one thread.
 const PARALLEL_THRESHOLD: usize = 4096;
@@ -27,6 +28,13 @@ pub struct PairContact {
 impl PairContact {
     fn key(&self) -> (Entity, Entity) {
         (self.collider1, self.collider2)
+    }
+
+    /// [`Self::key`] as one number that orders the same way (`Entity` orders by its bits), for a fast
+    /// sort.
+    #[inline]
+    fn sort_key(&self) -> u128 {
+        (u128::from(self.collider1.to_bits()) << 64) | u128::from(self.collider2.to_bits())
     }
 }
 
@@ -59,8 +67,13 @@ pub struct Contacts {
     pub(crate) removed: EntityHashSet,
     /// How many pairs ended at a collider's removal since the last update, for the diagnostics.
     pub(crate) ended_on_removal: usize,
+    /// Whether this update kept last update's contacts because nothing changed: then nothing started
+    /// or ended, and `previous` is stale.
+    pub(crate) unchanged: bool,
     /// Per-task buffers of the parallel narrow phase, kept between updates.
     chunks: Vec<Vec<PairContact>>,
+    /// The sort's buffer, kept between updates.
+    sort_scratch: Vec<PairContact>,
 }
 
 impl Contacts {
@@ -118,18 +131,19 @@ pub(crate) fn find_contacts(
     mut diagnostics: ResMut<CollisionDiagnostics>,
 ) {
     let timer = StageTimer::start();
+    contacts.unchanged = broad_phase.unchanged;
+    if broad_phase.unchanged {
+        // Nothing moved or changed: this update's contacts are last update's, and nothing to diff.
+        diagnostics.timings.narrow_phase = timer.elapsed();
+        return;
+    }
     let Contacts {
         current,
         previous,
         chunks,
+        sort_scratch,
         ..
     } = &mut *contacts;
-    if broad_phase.unchanged {
-        // Nothing moved or changed: this update's contacts are last update's.
-        previous.clone_from(current);
-        diagnostics.timings.narrow_phase = timer.elapsed();
-        return;
-    }
     core::mem::swap(current, previous);
     current.clear();
     let entries = &broad_phase.entries;
@@ -171,7 +185,7 @@ pub(crate) fn find_contacts(
         }
         None => test(candidates, current),
     }
-    current.sort_unstable_by_key(PairContact::key);
+    radix_sort_by_key(current, sort_scratch, PairContact::sort_key);
     diagnostics.touching_pairs = current.len();
     diagnostics.timings.narrow_phase = timer.elapsed();
 }

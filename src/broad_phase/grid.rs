@@ -3,13 +3,14 @@
 //! Each collider belongs to the cell holding its box's lowest corner, and cells are at least as large as
 //! the boxes, so two overlapping boxes sit in the same or in adjacent cells: every pair is found once by
 //! looking at a collider's own cell and four of its neighbours (east, north-west, north, north-east).
-//! The colliders are sorted by cell (a radix sort), so each cell is a contiguous run of the arrays and
-//! the pair loop reads memory in sequence. Cell size and region come from a sample of the colliders (a
-//! high percentile of their sizes and the 5th to 95th percentiles of their centres): far-away colliders
-//! land in the border cells, and boxes larger than a cell go to a list tested against everything.
+//! The colliders are sorted by cell (a counting sort), so each cell is a contiguous run of the arrays,
+//! the pair loop reads memory in sequence, and one box-overlap test is one vector comparison. Cell size
+//! and region come from a sample of the colliders (a high percentile of their sizes and the 5th to 95th
+//! percentiles of their centres): far-away colliders land in the border cells, and boxes larger than a
+//! cell go to a list tested against the cells they reach.
 
-use bevy::math::Vec2;
 use bevy::math::bounding::Aabb2d;
+use bevy::math::{Vec2, Vec4, Vec4Swizzles};
 use bevy::tasks::ComputeTaskPool;
 
 /// At most this many cells per axis.
@@ -26,12 +27,16 @@ const LARGE: u32 = u32::MAX;
 pub(crate) struct UniformGrid {
     origin: Vec2,
     cell_size: f32,
+    inverse_cell_size: f32,
     dims: [usize; 2],
     /// For each cell, where its colliders start in the sorted order; one more slot for the end.
     cell_start: Vec<u32>,
-    /// Sorted `(cell, index)` keys, and the radix sort's scratch.
-    keyed: Vec<(u32, u32)>,
-    scratch: Vec<(u32, u32)>,
+    /// Each input box's cell, [`LARGE`] for a box larger than a cell.
+    keys: Vec<u32>,
+    /// Where the next box of each cell goes, while sorting.
+    cursor: Vec<u32>,
+    /// The boxes in the sorted order, packed.
+    bounds: Vec<Bounds>,
     /// Per-task pair buffers, kept between updates.
     chunk_pairs: Vec<Vec<(u32, u32)>>,
     sample: Vec<f32>,
@@ -41,11 +46,11 @@ impl UniformGrid {
     /// The cell holding `point`, clamped to the grid.
     #[inline]
     fn cell_of(&self, point: Vec2) -> [usize; 2] {
-        let local = (point - self.origin) / self.cell_size;
-        // `as` saturates: NaN goes to 0, infinities to the ends; the clamp keeps it in the grid.
+        let local = (point - self.origin) * self.inverse_cell_size;
+        // `max` turns NaN into 0, `min` keeps infinities in the grid, and `as` truncates.
         [
-            (local.x as isize).clamp(0, self.dims[0] as isize - 1) as usize,
-            (local.y as isize).clamp(0, self.dims[1] as isize - 1) as usize,
+            local.x.max(0.0).min((self.dims[0] - 1) as f32) as usize,
+            local.y.max(0.0).min((self.dims[1] - 1) as f32) as usize,
         ]
     }
 
@@ -61,7 +66,7 @@ impl UniformGrid {
         (y * self.dims[0] + x) as u32
     }
 
-    /// Sizes the grid from a sample of the boxes. Call it before [`Self::spatial_order`].
+    /// Sizes the grid from a sample of the boxes. Call it before [`Self::sort`].
     pub(crate) fn fit(&mut self, aabbs: &[Aabb2d]) {
         if aabbs.is_empty() {
             return;
@@ -99,27 +104,21 @@ impl UniformGrid {
         ];
         self.origin = if low.is_finite() { low } else { Vec2::ZERO };
         self.cell_size = cell_size;
+        self.inverse_cell_size = cell_size.recip();
     }
 
-    /// The order that sorts the boxes by cell, row by row, into `order` (`order[k]` is the index of the
-    /// k-th box). [`Self::find_pairs`] then expects the boxes in that order.
-    pub(crate) fn spatial_order(&mut self, aabbs: &[Aabb2d], order: &mut Vec<u32>) {
-        let mut keyed = core::mem::take(&mut self.keyed);
-        keyed.clear();
-        keyed.extend(
-            aabbs
-                .iter()
-                .enumerate()
-                .map(|(index, aabb)| (self.key(aabb), index as u32)),
-        );
-        radix_sort_by_key(&mut keyed, &mut self.scratch, u32::BITS);
-        order.clear();
-        order.extend(keyed.iter().map(|&(_, index)| index));
-        // Where each cell's run starts in the sorted order.
+    /// Sorts the boxes by cell, row by row (a counting sort, stable, so ties keep the input order), and
+    /// writes the order into `order` (`order[k]` is the index of the k-th box). [`Self::find_pairs`] then
+    /// works on that order, and [`Self::sorted_aabb`] gives back the k-th box.
+    pub(crate) fn sort(&mut self, aabbs: &[Aabb2d], order: &mut Vec<u32>) {
         let cell_count = self.dims[0] * self.dims[1];
+        let mut keys = core::mem::take(&mut self.keys);
+        keys.clear();
+        keys.extend(aabbs.iter().map(|aabb| self.key(aabb)));
+        // Count per cell (shifted by one slot), then turn the counts into starts; large boxes go last.
         self.cell_start.clear();
         self.cell_start.resize(cell_count + 1, 0);
-        for &(key, _) in &keyed {
+        for &key in &keys {
             if key != LARGE {
                 self.cell_start[key as usize + 1] += 1;
             }
@@ -127,74 +126,94 @@ impl UniformGrid {
         for cell in 0..cell_count {
             self.cell_start[cell + 1] += self.cell_start[cell];
         }
-        self.keyed = keyed;
+        self.cursor.clone_from(&self.cell_start);
+        order.clear();
+        order.resize(aabbs.len(), 0);
+        let mut next_large = self.cell_start[cell_count] as usize;
+        for (index, &key) in keys.iter().enumerate() {
+            let slot = if key == LARGE {
+                next_large += 1;
+                next_large - 1
+            } else {
+                let cursor = &mut self.cursor[key as usize];
+                *cursor += 1;
+                *cursor as usize - 1
+            };
+            order[slot] = index as u32;
+        }
+        self.bounds.clear();
+        self.bounds.extend(
+            order
+                .iter()
+                .map(|&index| Bounds::of(&aabbs[index as usize])),
+        );
+        self.keys = keys;
     }
 
-    /// Finds every pair of boxes that overlap (boundary included) and that `accept` allows, in a
-    /// deterministic order, into `pairs`. The boxes must be in the order [`Self::spatial_order`] gave.
+    /// The k-th box of the sorted order.
+    pub(crate) fn sorted_aabb(&self, k: usize) -> Aabb2d {
+        self.bounds[k].aabb()
+    }
+
+    /// Finds every pair of boxes that overlap (boundary included) and that `accept` allows, as indices
+    /// into the sorted order, in a deterministic order, into `pairs`.
     pub(crate) fn find_pairs(
         &mut self,
-        aabbs: &[Aabb2d],
         accept: impl Fn(usize, usize) -> bool + Sync,
         pairs: &mut Vec<(u32, u32)>,
     ) {
         pairs.clear();
-        debug_assert_eq!(
-            aabbs.len(),
-            self.keyed.len(),
-            "boxes and sorted keys differ"
-        );
-        if aabbs.len() < 2 {
+        let count = self.bounds.len();
+        if count < 2 {
             return;
         }
         let [width, height] = self.dims;
-        let cell_count = width * height;
-        let overlap = |a: &Aabb2d, b: &Aabb2d| {
-            a.min.x <= b.max.x && b.min.x <= a.max.x && a.min.y <= b.max.y && b.min.y <= a.max.y
-        };
+        let first_large = self.cell_start[width * height] as usize;
         let mut buffers = core::mem::take(&mut self.chunk_pairs);
         let grid = &*self;
-        let run = |cell: usize| grid.cell_start[cell] as usize..grid.cell_start[cell + 1] as usize;
+        // Pairs each box of the rows `rows` with the boxes after it in the forward half of its
+        // neighbourhood. The neighbour runs are found once per cell, not once per box.
         let rows_pairs = |rows: core::ops::Range<usize>, out: &mut Vec<(u32, u32)>| {
             out.clear();
+            let start_of = |cell: usize| grid.cell_start[cell] as usize;
             for y in rows {
                 for x in 0..width {
-                    let own = run(y * width + x);
+                    let cell = y * width + x;
+                    let own = start_of(cell)..start_of(cell + 1);
                     if own.is_empty() {
                         continue;
                     }
-                    // The forward half of the neighbourhood: each pair of cells is visited once.
-                    let east = (x + 1 < width).then(|| run(y * width + x + 1));
-                    let above = (y + 1 < height).then(|| {
-                        let row = (y + 1) * width;
-                        run(row + x.saturating_sub(1)).start..run(row + (x + 1).min(width - 1)).end
-                    });
-                    for i in own.clone() {
-                        let a = &aabbs[i];
-                        let mut test = |j: usize| {
-                            if overlap(a, &aabbs[j]) && accept(i, j) {
-                                out.push((i as u32, j as u32));
-                            }
-                        };
-                        (i + 1..own.end).for_each(&mut test);
-                        east.clone().into_iter().flatten().for_each(&mut test);
-                        above.clone().into_iter().flatten().for_each(&mut test);
+                    // The rest of the own cell, then the east cell: one run of the sorted order.
+                    let east_end = start_of(cell + 1 + usize::from(x + 1 < width));
+                    // North-west, north and north-east: one run of the next row.
+                    let north = if y + 1 < height {
+                        let north = cell + width;
+                        start_of(north - usize::from(x > 0))
+                            ..start_of(north + 1 + usize::from(x + 1 < width))
+                    } else {
+                        0..0
+                    };
+                    for i in own {
+                        let reach = grid.bounds[i].reach();
+                        grid.scan(i, reach, i + 1..east_end, &accept, out);
+                        grid.scan(i, reach, north.clone(), &accept, out);
                     }
                 }
             }
         };
-        let pool = ComputeTaskPool::try_get().filter(|_| aabbs.len() >= PARALLEL_THRESHOLD);
+        let pool = ComputeTaskPool::try_get().filter(|_| first_large >= PARALLEL_THRESHOLD);
         let chunk_count = pool
             .map_or(1, |pool| pool.thread_num().max(1) * 4)
             .min(height);
-        buffers.resize_with(chunk_count, Vec::new);
         let band = height.div_ceil(chunk_count);
+        buffers.resize_with(chunk_count, Vec::new);
         let buffers = match pool {
             Some(pool) => pool.scope(|scope| {
                 for (chunk, mut out) in buffers.drain(..).enumerate() {
                     let rows_pairs = &rows_pairs;
+                    let rows = (chunk * band).min(height)..((chunk + 1) * band).min(height);
                     scope.spawn(async move {
-                        rows_pairs(chunk * band..((chunk + 1) * band).min(height), &mut out);
+                        rows_pairs(rows, &mut out);
                         out
                     });
                 }
@@ -211,55 +230,73 @@ impl UniformGrid {
         // Boxes too large for a cell (sorted last). Any other box that overlaps one has its lowest corner
         // between the large box's lowest corner less a cell and its highest corner: scan those cells' runs,
         // a row at a time (a row's cells are one run in the sorted order).
-        let first_large = self.cell_start[cell_count] as usize;
-        for i in first_large..aabbs.len() {
-            let a = &aabbs[i];
-            let [x0, y0] = self.cell_of(a.min - self.cell_size);
-            let [x1, y1] = self.cell_of(a.max);
+        for i in first_large..count {
+            let reach = self.bounds[i].reach();
+            let aabb = self.bounds[i].aabb();
+            let [x0, y0] = self.cell_of(aabb.min - self.cell_size);
+            let [x1, y1] = self.cell_of(aabb.max);
             for y in y0..=y1 {
-                let row = run(y * width + x0).start..run(y * width + x1).end;
-                for j in row {
-                    if overlap(a, &aabbs[j]) && accept(i, j) {
-                        pairs.push((i as u32, j as u32));
-                    }
-                }
+                let start = self.cell_start[y * width + x0] as usize;
+                let end = self.cell_start[y * width + x1 + 1] as usize;
+                self.scan(i, reach, start..end, &accept, pairs);
             }
             // Large against large, each pair once.
-            for (j, b) in aabbs.iter().enumerate().skip(i + 1) {
-                if overlap(a, b) && accept(i, j) {
-                    pairs.push((i as u32, j as u32));
-                }
-            }
+            self.scan(i, reach, i + 1..count, &accept, pairs);
         }
         self.chunk_pairs = buffers;
     }
+
+    /// Pairs box `i`, whose [`Bounds::reach`] is `reach`, with each box of `others` it overlaps.
+    #[inline(always)]
+    fn scan(
+        &self,
+        i: usize,
+        reach: Vec4,
+        others: core::ops::Range<usize>,
+        accept: &impl Fn(usize, usize) -> bool,
+        out: &mut Vec<(u32, u32)>,
+    ) {
+        let first = others.start;
+        for (offset, bounds) in self.bounds[others].iter().enumerate() {
+            let j = first + offset;
+            if bounds.overlaps(reach) && accept(i, j) {
+                out.push((i as u32, j as u32));
+            }
+        }
+    }
 }
 
-/// Sorts `items` by their first field's low `key_bits` bits, stably, 8 bits a pass (LSD radix sort):
-/// linear, and every pass reads and writes in sequence.
-fn radix_sort_by_key(items: &mut Vec<(u32, u32)>, scratch: &mut Vec<(u32, u32)>, key_bits: u32) {
-    let mut shift = 0;
-    while shift < key_bits {
-        let mut counts = [0u32; 257];
-        for &(key, _) in items.iter() {
-            counts[((key >> shift) & 0xff) as usize + 1] += 1;
+/// A box packed for a one-instruction overlap test: `(min.x, min.y, -max.x, -max.y)`.
+///
+/// Boxes `a` and `b` overlap (boundary included) when `b.min <= a.max` and `a.min <= b.max`, that is when
+/// every lane of `b`'s packed form is at most the matching lane of `a`'s [`Bounds::reach`],
+/// `(max.x, max.y, -min.x, -min.y)`. A NaN lane compares false, so a box with NaN overlaps nothing.
+#[derive(Clone, Copy, Debug)]
+struct Bounds(Vec4);
+
+impl Bounds {
+    #[inline]
+    fn of(aabb: &Aabb2d) -> Self {
+        Self(Vec4::new(aabb.min.x, aabb.min.y, -aabb.max.x, -aabb.max.y))
+    }
+
+    #[inline]
+    fn aabb(&self) -> Aabb2d {
+        Aabb2d {
+            min: self.0.xy(),
+            max: -self.0.zw(),
         }
-        if counts[1..].iter().any(|&c| c as usize == items.len()) {
-            shift += 8;
-            continue;
-        }
-        for digit in 0..256 {
-            counts[digit + 1] += counts[digit];
-        }
-        scratch.clear();
-        scratch.resize(items.len(), (0, 0));
-        for &item in items.iter() {
-            let slot = &mut counts[((item.0 >> shift) & 0xff) as usize];
-            scratch[*slot as usize] = item;
-            *slot += 1;
-        }
-        core::mem::swap(items, scratch);
-        shift += 8;
+    }
+
+    /// `(max.x, max.y, -min.x, -min.y)`: what another box's packed form must not exceed to overlap.
+    #[inline]
+    fn reach(&self) -> Vec4 {
+        -self.0.zwxy()
+    }
+
+    #[inline]
+    fn overlaps(&self, reach: Vec4) -> bool {
+        self.0.cmple(reach).all()
     }
 }
 
@@ -267,12 +304,63 @@ fn radix_sort_by_key(items: &mut Vec<(u32, u32)>, scratch: &mut Vec<(u32, u32)>,
 mod tests {
     use super::*;
 
+    fn unit_box(x: f32, y: f32) -> Aabb2d {
+        Aabb2d {
+            min: Vec2::new(x, y),
+            max: Vec2::new(x + 1.0, y + 1.0),
+        }
+    }
+
     #[test]
-    fn radix_sort_sorts_stably() {
-        let mut items: Vec<(u32, u32)> = (0..2000u32).map(|i| ((i * 7919) % 70_000, i)).collect();
-        let mut expected = items.clone();
-        expected.sort_by_key(|&(key, _)| key);
-        radix_sort_by_key(&mut items, &mut Vec::new(), 17);
-        assert_eq!(items, expected, "sorted by key, ties in input order");
+    fn packed_bounds_overlap_like_boxes() {
+        let reach = Bounds::of(&unit_box(0.0, 0.0)).reach();
+        assert!(
+            Bounds::of(&unit_box(1.0, 1.0)).overlaps(reach),
+            "corners touch"
+        );
+        assert!(
+            Bounds::of(&unit_box(-1.0, 0.5)).overlaps(reach),
+            "edges touch"
+        );
+        assert!(Bounds::of(&unit_box(0.5, 0.5)).overlaps(reach), "overlap");
+        assert!(
+            !Bounds::of(&unit_box(1.01, 0.0)).overlaps(reach),
+            "apart in x"
+        );
+        assert!(
+            !Bounds::of(&unit_box(0.0, -1.01)).overlaps(reach),
+            "apart in y"
+        );
+        assert!(
+            !Bounds::of(&unit_box(f32::NAN, 0.0)).overlaps(reach),
+            "NaN overlaps nothing"
+        );
+        assert_eq!(
+            Bounds::of(&unit_box(2.0, 3.0)).aabb(),
+            unit_box(2.0, 3.0),
+            "packing round-trips"
+        );
+    }
+
+    #[test]
+    fn sort_is_by_cell_and_stable() {
+        let boxes: Vec<Aabb2d> = (0..200)
+            .map(|i| unit_box(((i * 37) % 50) as f32, ((i * 11) % 30) as f32))
+            .collect();
+        let mut grid = UniformGrid::default();
+        grid.fit(&boxes);
+        let mut order = Vec::new();
+        grid.sort(&boxes, &mut order);
+        let sorted: Vec<(u32, u32)> = order
+            .iter()
+            .map(|&index| (grid.key(&boxes[index as usize]), index))
+            .collect();
+        let mut expected = sorted.clone();
+        expected.sort_unstable();
+        assert_eq!(sorted, expected, "by cell, ties in input order");
+        assert!(
+            sorted.windows(2).any(|w| w[0].0 != w[1].0),
+            "the boxes span several cells"
+        );
     }
 }

@@ -31,16 +31,19 @@ pub(crate) struct ColliderEntry {
 #[derive(Resource, Debug, Default)]
 pub struct BroadPhase {
     pub(crate) entries: Vec<ColliderEntry>,
-    /// The entries' bounding boxes, apart so the grid reads them densely.
-    pub(crate) aabbs: Vec<Aabb2d>,
     pub(crate) candidates: Vec<(u32, u32)>,
     /// Whether nothing changed since the last update, so its pairs and contacts still hold.
     pub(crate) unchanged: bool,
+    /// Whether some collider's world shape changed since the broad phase last ran: set by
+    /// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare), which sees every such change,
+    /// so the broad phase need not look for them.
+    pub(crate) shapes_changed: bool,
     grid: UniformGrid,
-    /// Buffers for the spatial reordering, kept between updates.
+    /// The bounding boxes in gathering order, the grid's order of them, and the entries before
+    /// reordering: buffers kept between updates.
+    aabbs: Vec<Aabb2d>,
     order: Vec<u32>,
     spare_entries: Vec<ColliderEntry>,
-    spare_aabbs: Vec<Aabb2d>,
 }
 
 impl BroadPhase {
@@ -63,12 +66,13 @@ impl BroadPhase {
     pub fn aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
         self.entries
             .iter()
-            .zip(&self.aabbs)
-            .map(|(entry, aabb)| (entry.entity, *aabb))
+            .enumerate()
+            .map(|(k, entry)| (entry.entity, self.grid.sorted_aabb(k)))
     }
 }
 
-/// Whether anything that decides the pairs changed since the last update.
+/// Whether anything that decides the pairs changed since the last update, besides world shapes (which
+/// the prepare stage reports in [`BroadPhase::shapes_changed`]).
 #[derive(bevy::ecs::system::SystemParam)]
 pub(crate) struct ColliderChanges<'w, 's> {
     changed: Query<
@@ -77,12 +81,7 @@ pub(crate) struct ColliderChanges<'w, 's> {
         (),
         (
             With<Collider>,
-            Or<(
-                Changed<ColliderWorldShape>,
-                Changed<CollisionLayers>,
-                Added<ColliderDisabled>,
-                Added<Collider>,
-            )>,
+            Or<(Changed<CollisionLayers>, Added<ColliderDisabled>)>,
         ),
     >,
     enabled: RemovedComponents<'w, 's, ColliderDisabled>,
@@ -106,7 +105,8 @@ pub(crate) fn find_candidate_pairs(
     mut updated_once: Local<bool>,
 ) {
     let timer = StageTimer::start();
-    broad_phase.unchanged = *updated_once && !changes.any();
+    let shapes_changed = core::mem::take(&mut broad_phase.shapes_changed);
+    broad_phase.unchanged = *updated_once && !changes.any() && !shapes_changed;
     *updated_once = true;
     if broad_phase.unchanged {
         diagnostics.timings.broad_phase = timer.elapsed();
@@ -119,7 +119,6 @@ pub(crate) fn find_candidate_pairs(
         grid,
         order,
         spare_entries,
-        spare_aabbs,
         ..
     } = &mut *broad_phase;
     entries.clear();
@@ -140,16 +139,12 @@ pub(crate) fn find_candidate_pairs(
     }
     // Colliders near each other in the world go near each other in memory.
     grid.fit(aabbs);
-    grid.spatial_order(aabbs, order);
+    grid.sort(aabbs, order);
     spare_entries.clear();
     spare_entries.extend(order.iter().map(|&i| entries[i as usize]));
     core::mem::swap(entries, spare_entries);
-    spare_aabbs.clear();
-    spare_aabbs.extend(order.iter().map(|&i| aabbs[i as usize]));
-    core::mem::swap(aabbs, spare_aabbs);
     let entries = &*entries;
     grid.find_pairs(
-        aabbs,
         |i, j| entries[i].layers.interacts_with(&entries[j].layers),
         candidates,
     );
@@ -174,11 +169,9 @@ mod tests {
         let mut grid = UniformGrid::default();
         grid.fit(aabbs);
         let mut order = Vec::new();
-        grid.spatial_order(aabbs, &mut order);
-        let sorted: Vec<Aabb2d> = order.iter().map(|&i| aabbs[i as usize]).collect();
+        grid.sort(aabbs, &mut order);
         let mut found = Vec::new();
         grid.find_pairs(
-            &sorted,
             |i, j| accept(order[i] as usize, order[j] as usize),
             &mut found,
         );

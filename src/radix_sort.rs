@@ -1,0 +1,91 @@
+//! A least-significant-digit radix sort on 128-bit keys, for the pipeline's per-frame sorts.
+//!
+//! Linear in the items and stable; a byte that every key shares costs one pass to find and none to
+//! sort, so keys made of two entities (64 bits each, mostly small indices and zero generations) sort in
+//! a few passes. At a few thousand pairs it is several times faster than a comparison sort.
+
+/// Sorts `items` by `key`, stably, a byte at a time from the lowest. `scratch` is a buffer the caller
+/// keeps between calls, so that a steady state allocates nothing.
+pub(crate) fn radix_sort_by_key<T: Copy>(
+    items: &mut Vec<T>,
+    scratch: &mut Vec<T>,
+    key: impl Fn(&T) -> u128,
+) {
+    let Some(&first) = items.first() else {
+        return;
+    };
+    // The bits where some keys differ: only bytes holding such bits need a pass.
+    let (mut any, mut all) = (0u128, u128::MAX);
+    for item in items.iter() {
+        let k = key(item);
+        any |= k;
+        all &= k;
+    }
+    let varying = any ^ all;
+    for byte in 0..16 {
+        let shift = byte * 8;
+        if (varying >> shift) & 0xff == 0 {
+            continue;
+        }
+        let digit = |item: &T| ((key(item) >> shift) & 0xff) as usize;
+        let mut starts = [0u32; 256];
+        for item in items.iter() {
+            starts[digit(item)] += 1;
+        }
+        let mut total = 0;
+        for start in &mut starts {
+            (*start, total) = (total, total + *start);
+        }
+        scratch.clear();
+        scratch.resize(items.len(), first);
+        for item in items.iter() {
+            let slot = &mut starts[digit(item)];
+            scratch[*slot as usize] = *item;
+            *slot += 1;
+        }
+        core::mem::swap(items, scratch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorts_like_a_stable_comparison_sort() {
+        // Keys spread over low and high bytes, with many ties; the second field records input order.
+        let mut items: Vec<(u128, u32)> = (0..5000u32)
+            .map(|i| {
+                let low = u128::from((i * 7919) % 3001);
+                let high = u128::from((i * 31) % 7) << 70;
+                (high | low, i)
+            })
+            .collect();
+        let mut expected = items.clone();
+        expected.sort_by_key(|&(key, _)| key);
+        radix_sort_by_key(&mut items, &mut Vec::new(), |&(key, _)| key);
+        assert_eq!(items, expected, "sorted by key, ties in input order");
+    }
+
+    #[test]
+    fn handles_empty_single_and_equal_keys() {
+        let mut scratch = Vec::new();
+        let mut empty: Vec<(u128, u32)> = Vec::new();
+        radix_sort_by_key(&mut empty, &mut scratch, |&(key, _)| key);
+        assert!(empty.is_empty(), "nothing to sort");
+        let mut equal = vec![(5u128, 2u32), (5, 0), (5, 1)];
+        radix_sort_by_key(&mut equal, &mut scratch, |&(key, _)| key);
+        assert_eq!(
+            equal,
+            vec![(5, 2), (5, 0), (5, 1)],
+            "equal keys keep their order"
+        );
+        let mut reversed: Vec<(u128, u32)> =
+            (0..300u32).rev().map(|i| (u128::from(i), i)).collect();
+        radix_sort_by_key(&mut reversed, &mut scratch, |&(key, _)| key);
+        assert!(
+            reversed.windows(2).all(|w| w[0].0 < w[1].0),
+            "reversed input comes out ascending"
+        );
+    }
+}
