@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
-use bevy_rect_collision_benches::SeededRng;
+use bevy_rect_collision_benches::{SeededRng, Spawn, flag_value, median_p99, wrapped_step};
 
 /// Counts allocations, to report how many a frame makes.
 struct CountingAllocator;
@@ -109,16 +109,7 @@ struct Bench {
     movers: Vec<Entity>,
 }
 
-/// The collider of the i-th spawn: 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3.
-fn collider(rng: &mut SeededRng, i: usize) -> Collider {
-    let (w, h) = (rng.range(1.0, 3.0), rng.range(1.0, 3.0));
-    match i % 10 {
-        0..4 => Collider::rect(w, h),
-        4..7 => Collider::rotated_rect(w, h),
-        _ => Collider::circle(w * 0.5),
-    }
-}
-
+/// Spawns the i-th collider of the workload; it moves if `moving`.
 fn spawn_one(
     commands: &mut Commands,
     rng: &mut SeededRng,
@@ -126,18 +117,15 @@ fn spawn_one(
     i: usize,
     moving: bool,
 ) -> Entity {
-    let collider = collider(rng, i);
-    let position = rng.point(side * 0.5);
+    let spawn = Spawn::generate(rng, i, side, moving);
+    let collider = Collider::from_shape(spawn.shape);
     let mut entity = commands.spawn((
-        Transform::from_translation(position.extend(0.0))
-            .with_rotation(Quat::from_rotation_z(rng.range(-3.1, 3.1))),
+        Transform::from_translation(spawn.position.extend(0.0))
+            .with_rotation(Quat::from_rotation_z(spawn.rotation)),
         collider,
     ));
-    if moving {
-        entity.insert(Velocity(Vec2::new(
-            rng.range(-3.0, 3.0),
-            rng.range(-3.0, 3.0),
-        )));
+    if let Some(velocity) = spawn.velocity {
+        entity.insert(Velocity(velocity));
     }
     entity.id()
 }
@@ -187,9 +175,9 @@ fn step(
         }
         _ => {
             for (mut transform, velocity) in &mut movers {
-                let moved = transform.translation.truncate() + velocity.0 * FRAME_TIME;
+                let position = transform.translation.truncate();
                 transform.translation =
-                    ((moved + half).rem_euclid(Vec2::splat(side)) - half).extend(0.0);
+                    wrapped_step(position, velocity.0, FRAME_TIME, side).extend(0.0);
                 transform.rotate_z(0.01);
             }
         }
@@ -205,14 +193,6 @@ fn step(
             list.push(entity);
         }
     }
-}
-
-/// Median and 99th percentile of a sample, in milliseconds.
-fn median_p99(samples: &mut [Duration]) -> (f64, f64) {
-    samples.sort_unstable();
-    let at =
-        |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3;
-    (at(0.5), at(0.99))
 }
 
 struct Report {
@@ -313,11 +293,7 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-    };
+    let value = |flag: &str| flag_value(&args, flag);
     let frames: usize = value("--frames")
         .and_then(|f| f.parse().ok())
         .unwrap_or(200);
@@ -334,7 +310,7 @@ fn main() {
         ]
     } else {
         let workload = value("--workload")
-            .and_then(|w| Workload::parse(w))
+            .and_then(Workload::parse)
             .unwrap_or(Workload::UniformMoving);
         let n = value("--n").and_then(|n| n.parse().ok()).unwrap_or(10_000);
         vec![(workload, n)]

@@ -1,8 +1,10 @@
 //! Shared pieces of the benchmarks: a seeded generator of shapes and candidate pairs.
 
 use std::f32::consts::PI;
+use std::time::Duration;
 
 use bevy::math::{Rot2, Vec2};
+use bevy_rect_collision::collider::ColliderShape;
 use bevy_rect_collision::geometry::{WorldCircle, WorldRect, WorldRotatedRect};
 
 /// A small, seeded xorshift generator: the same seed gives the same workload on every machine.
@@ -89,4 +91,63 @@ pub fn pairs<A, B>(
             (a, b)
         })
         .collect()
+}
+
+/// One collider of a workload: its shape, where it starts, and how it moves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spawn {
+    /// The shape, as the collider holds it before scale.
+    pub shape: ColliderShape,
+    /// Where its centre starts.
+    pub position: Vec2,
+    /// Its starting angle about Z, in radians.
+    pub rotation: f32,
+    /// Its velocity, or `None` for a collider that never moves.
+    pub velocity: Option<Vec2>,
+}
+
+impl Spawn {
+    /// The i-th collider of a workload in a square of side `side`: 40% rects, 30% rotated rects, 30%
+    /// circles, sizes 1 to 3, uniform positions and angles, speeds up to 3 per axis if `moving`.
+    pub fn generate(rng: &mut SeededRng, i: usize, side: f32, moving: bool) -> Self {
+        let (w, h) = (rng.range(1.0, 3.0), rng.range(1.0, 3.0));
+        let half_size = Vec2::new(w, h) * 0.5;
+        let shape = match i % 10 {
+            0..4 => ColliderShape::Rect { half_size },
+            4..7 => ColliderShape::RotatedRect { half_size },
+            _ => ColliderShape::Circle { radius: w * 0.5 },
+        };
+        let position = rng.point(side * 0.5);
+        let rotation = rng.range(-3.1, 3.1);
+        let velocity = moving.then(|| Vec2::new(rng.range(-3.0, 3.0), rng.range(-3.0, 3.0)));
+        Self {
+            shape,
+            position,
+            rotation,
+            velocity,
+        }
+    }
+}
+
+/// Where a collider moving at `velocity` is after `dt` from `position`, wrapped into the square of side
+/// `side` centred on the origin: the world's edges are joined, so the density stays uniform.
+pub fn wrapped_step(position: Vec2, velocity: Vec2, dt: f32, side: f32) -> Vec2 {
+    let half = side * 0.5;
+    (position + velocity * dt + half).rem_euclid(Vec2::splat(side)) - half
+}
+
+/// The median and the 99th percentile of `samples`, in milliseconds; sorts them.
+pub fn median_p99(samples: &mut [Duration]) -> (f64, f64) {
+    samples.sort_unstable();
+    let at =
+        |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3;
+    (at(0.5), at(0.99))
+}
+
+/// The value after `flag` on the command line `args` (`--n 10000` gives `Some("10000")` for `--n`).
+pub fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|arg| arg == flag)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
 }

@@ -1,0 +1,252 @@
+//! The W1 workload (uniform moving colliders) on bevy_rect_collision, avian2d 0.7 and bevy_rapier2d
+//! 0.36 in one run, headless: per engine the median and p99 of a whole `app.update()`, the speed ratios,
+//! and whether the engines agree on how many collisions started.
+//!
+//! ```text
+//! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100
+//! ```
+//!
+//! The peers are set up for detection only: kinematic sensor colliders with collision events on (for
+//! rapier also `ActiveCollisionTypes::all()`, without which two kinematic bodies never collide), stepped
+//! once per update in `PostUpdate` like this crate. Every engine gets the same spawn sequence
+//! (`Spawn::generate`, seeded) and the same movement; axis-aligned rectangles never turn, so that they
+//! mean the same shape to all three. The run fails if a peer's count of started collisions differs from
+//! ours by more than 3%.
+
+use std::time::Instant;
+
+use avian2d::prelude as avian;
+use bevy::prelude::*;
+use bevy_rapier2d::prelude as rapier;
+use bevy_rect_collision::prelude::*;
+use bevy_rect_collision_benches::{SeededRng, Spawn, flag_value, median_p99, wrapped_step};
+
+const WARMUP_FRAMES: usize = 10;
+const FRAME_TIME: f32 = 1.0 / 60.0;
+/// How far a peer's count of started collisions may stray from ours before the run fails: the engines
+/// must be measuring the same contacts. They differ slightly where shapes just touch.
+const MAX_DISAGREEMENT_PERCENT: f64 = 3.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Engine {
+    Ours,
+    Avian,
+    Rapier,
+}
+
+impl Engine {
+    const ALL: [Engine; 3] = [Engine::Ours, Engine::Avian, Engine::Rapier];
+
+    fn name(self) -> &'static str {
+        match self {
+            Engine::Ours => "bevy_rect_collision",
+            Engine::Avian => "avian2d 0.7",
+            Engine::Rapier => "bevy_rapier2d 0.36",
+        }
+    }
+}
+
+/// How a collider moves each frame.
+#[derive(Component)]
+struct Mover {
+    velocity: Vec2,
+    /// Whether it also turns; axis-aligned rectangles do not.
+    turns: bool,
+}
+
+/// The side of the square world.
+#[derive(Resource)]
+struct WorldSide(f32);
+
+/// Collisions started so far, as the engine reported them.
+#[derive(Resource, Default)]
+struct Starts(usize);
+
+fn move_colliders(side: Res<WorldSide>, mut movers: Query<(&mut Transform, &Mover)>) {
+    for (mut transform, mover) in &mut movers {
+        let position = transform.translation.truncate();
+        transform.translation =
+            wrapped_step(position, mover.velocity, FRAME_TIME, side.0).extend(0.0);
+        if mover.turns {
+            transform.rotate_z(0.01);
+        }
+    }
+}
+
+fn count_ours(mut started: MessageReader<CollisionStarted>, mut starts: ResMut<Starts>) {
+    starts.0 += started.read().count();
+}
+
+fn count_avian(mut started: MessageReader<avian::CollisionStart>, mut starts: ResMut<Starts>) {
+    starts.0 += started.read().count();
+}
+
+fn count_rapier(mut events: MessageReader<rapier::CollisionEvent>, mut starts: ResMut<Starts>) {
+    starts.0 += events
+        .read()
+        .filter(|event| matches!(event, rapier::CollisionEvent::Started(..)))
+        .count();
+}
+
+/// Spawns one collider of the workload for `engine`.
+fn spawn(world: &mut World, engine: Engine, spawn: &Spawn) {
+    let turns = !matches!(spawn.shape, ColliderShape::Rect { .. });
+    let rotation = if turns { spawn.rotation } else { 0.0 };
+    let transform = Transform::from_translation(spawn.position.extend(0.0))
+        .with_rotation(Quat::from_rotation_z(rotation));
+    let mover = Mover {
+        velocity: spawn.velocity.unwrap_or_default(),
+        turns,
+    };
+    match engine {
+        Engine::Ours => {
+            let collider = Collider::from_shape(spawn.shape);
+            world.spawn((transform, mover, collider));
+        }
+        Engine::Avian => {
+            let collider = match spawn.shape {
+                ColliderShape::Rect { half_size } | ColliderShape::RotatedRect { half_size } => {
+                    avian::Collider::rectangle(half_size.x * 2.0, half_size.y * 2.0)
+                }
+                ColliderShape::Circle { radius } => avian::Collider::circle(radius),
+            };
+            world.spawn((
+                transform,
+                mover,
+                collider,
+                avian::RigidBody::Kinematic,
+                avian::Sensor,
+                avian::CollisionEventsEnabled,
+            ));
+        }
+        Engine::Rapier => {
+            let collider = match spawn.shape {
+                ColliderShape::Rect { half_size } | ColliderShape::RotatedRect { half_size } => {
+                    rapier::Collider::cuboid(half_size.x, half_size.y)
+                }
+                ColliderShape::Circle { radius } => rapier::Collider::ball(radius),
+            };
+            world.spawn((
+                transform,
+                mover,
+                collider,
+                rapier::RigidBody::KinematicPositionBased,
+                rapier::Sensor,
+                rapier::ActiveEvents::COLLISION_EVENTS,
+                rapier::ActiveCollisionTypes::all(),
+            ));
+        }
+    }
+}
+
+/// A headless app running `engine` on the spawned colliders.
+fn app(engine: Engine, spawns: &[Spawn], side: f32) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, TransformPlugin))
+        .insert_resource(WorldSide(side))
+        .init_resource::<Starts>()
+        .add_systems(Update, move_colliders);
+    match engine {
+        Engine::Ours => {
+            app.add_plugins(RectCollisionPlugin::default())
+                .add_systems(Last, count_ours);
+        }
+        Engine::Avian => {
+            app.add_plugins(avian::PhysicsPlugins::new(PostUpdate))
+                .add_systems(Last, count_avian);
+        }
+        Engine::Rapier => {
+            app.add_plugins(rapier::RapierPhysicsPlugin::<rapier::NoUserData>::default())
+                .add_systems(Last, count_rapier);
+        }
+    }
+    app.finish();
+    app.cleanup();
+    for one in spawns {
+        spawn(app.world_mut(), engine, one);
+    }
+    app
+}
+
+struct Run {
+    engine: Engine,
+    median: f64,
+    p99: f64,
+    starts: usize,
+}
+
+fn run(engine: Engine, spawns: &[Spawn], side: f32, frames: usize) -> Run {
+    let mut app = app(engine, spawns, side);
+    let mut samples = Vec::with_capacity(frames);
+    for frame in 0..WARMUP_FRAMES + frames {
+        let start = Instant::now();
+        app.update();
+        if frame >= WARMUP_FRAMES {
+            samples.push(start.elapsed());
+        }
+    }
+    let (median, p99) = median_p99(&mut samples);
+    Run {
+        engine,
+        median,
+        p99,
+        starts: app.world().resource::<Starts>().0,
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| flag_value(&args, flag).and_then(|v| v.parse::<usize>().ok());
+    let n = value("--n").unwrap_or(10_000);
+    let frames = value("--frames").unwrap_or(100);
+    let side = 4.0 * (n as f32).sqrt();
+    let mut rng = SeededRng::new(0x5eed_0000 + n as u64);
+    let spawns: Vec<Spawn> = (0..n)
+        .map(|i| Spawn::generate(&mut rng, i, side, true))
+        .collect();
+
+    println!(
+        "w1 uniform moving n={n} frames={frames} (+{WARMUP_FRAMES} warm-up), whole app.update() per frame"
+    );
+    let runs: Vec<Run> = Engine::ALL
+        .iter()
+        .map(|&engine| {
+            let run = run(engine, &spawns, side, frames);
+            println!(
+                "  {:<20} median {:9.3} ms   p99 {:9.3} ms   collisions started {}",
+                engine.name(),
+                run.median,
+                run.p99,
+                run.starts
+            );
+            run
+        })
+        .collect();
+    let ours = &runs[0];
+    let mut agree = true;
+    for peer in &runs[1..] {
+        let disagreement =
+            (peer.starts as f64 - ours.starts as f64) / (ours.starts.max(1) as f64) * 100.0;
+        agree &= disagreement.abs() <= MAX_DISAGREEMENT_PERCENT;
+        println!(
+            "  {} takes {:.1}x our time (median); its starts differ from ours by {disagreement:+.2}%",
+            peer.engine.name(),
+            peer.median / ours.median
+        );
+    }
+    let fastest_peer = runs[1..]
+        .iter()
+        .map(|run| run.median)
+        .fold(f64::INFINITY, f64::min);
+    println!(
+        "  against the faster peer: {:.1}x",
+        fastest_peer / ours.median
+    );
+    if !agree {
+        eprintln!(
+            "the engines disagree by more than {MAX_DISAGREEMENT_PERCENT}% on the collisions started: \
+             they are not measuring the same contacts"
+        );
+        std::process::exit(1);
+    }
+}
