@@ -13,6 +13,7 @@ use parry2d::math::Pose;
 use parry2d::query;
 use parry2d::shape::{Ball, Cuboid, Shape};
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 
 /// Cases within this distance of touching are skipped: f32 rounding decides them, not the algorithm.
 const TOUCH_BAND: f32 = 1e-4;
@@ -79,13 +80,23 @@ fn to_parry(shape: &WorldShape) -> (Pose, Box<dyn Shape>) {
     }
 }
 
-/// parry2d's signed distance: positive apart, negative the penetration depth.
+/// parry2d's signed distance: positive apart, negative the penetration depth; NaN where parry2d cannot
+/// say how deep.
+///
+/// The gap comes from `distance`, the depth from `contact`. parry2d 0.27's `contact` can report a small
+/// gap for a pair that its `distance` and `intersection_test` find overlapping: with the fixed seed, a
+/// rotated rectangle whose corner is 1.8e-3 inside a rectangle's edge gets a gap of 1.1e-4. The depth is
+/// then unknown, and the caller compares the boolean answer only.
 fn parry_signed_distance(a: &WorldShape, b: &WorldShape) -> f32 {
     let (pa, sa) = to_parry(a);
     let (pb, sb) = to_parry(b);
+    let gap = query::distance(&pa, &*sa, &pb, &*sb).expect("supported shapes");
+    if gap > 0.0 {
+        return gap;
+    }
     match query::contact(&pa, &*sa, &pb, &*sb, 0.0).expect("supported shapes") {
-        Some(contact) => contact.dist,
-        None => query::distance(&pa, &*sa, &pb, &*sb).expect("supported shapes"),
+        Some(contact) if contact.dist <= 0.0 => contact.dist,
+        _ => f32::NAN,
     }
 }
 
@@ -108,6 +119,10 @@ fn agree_with_parry(a: &WorldShape, b: &WorldShape) -> Result<(), TestCaseError>
         "boolean test disagrees with parry2d (signed distance {})",
         distance
     );
+    if distance.is_nan() {
+        // parry2d's own queries disagree on the depth; its boolean answer was compared above.
+        return Ok(());
+    }
     prop_assert_eq!(
         ours,
         distance < 0.0,
@@ -125,12 +140,19 @@ fn agree_with_parry(a: &WorldShape, b: &WorldShape) -> Result<(), TestCaseError>
     Ok(())
 }
 
-fn oracle_config() -> ProptestConfig {
+/// `cases` cases from a fixed seed: every run, on every machine, tests the same cases, so CI is
+/// reproducible. Change the seed to explore new cases.
+fn seeded_config(cases: u32) -> ProptestConfig {
     ProptestConfig {
-        cases: ORACLE_CASES,
+        cases,
         failure_persistence: None,
+        rng_seed: RngSeed::Fixed(0x5eed_0ac1e),
         ..ProptestConfig::default()
     }
+}
+
+fn oracle_config() -> ProptestConfig {
+    seeded_config(ORACLE_CASES)
 }
 
 proptest! {
@@ -221,7 +243,7 @@ fn rectangle(kind_rotated: bool) -> impl Strategy<Value = WorldShape> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 20_000, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(seeded_config(20_000))]
 
     #[test]
     fn rectangle_pairs_agree_with_the_triangle_split(
@@ -250,7 +272,7 @@ fn any_shape() -> impl Strategy<Value = WorldShape> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 20_000, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(seeded_config(20_000))]
 
     #[test]
     fn boolean_test_is_symmetric_and_agrees_with_contact(a in any_shape(), b in any_shape()) {
