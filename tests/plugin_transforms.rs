@@ -298,3 +298,37 @@ fn huge_coordinates_and_tiny_shapes_neither_panic_nor_poison_others() {
         "agrees with the geometry"
     );
 }
+
+#[test]
+fn pairs_touching_by_the_exact_test_survive_box_rounding() {
+    // Found by fuzzing: the long rectangle's rotation (ignored by a rect) leaves its scale a unit in the
+    // last place below 1, so its box ends just short of the square's; the exact test, with its own
+    // rounding, finds the edges touching. The pair must touch: the box test may not veto it.
+    let mut app = app();
+    let long = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(-1.125, -0.0625, 0.0).with_rotation(Quat::from_rotation_z(0.3)),
+            Collider::rect(0.25 + 255.0 / 32.0, 0.25),
+        ))
+        .id();
+    let square = app
+        .world_mut()
+        .spawn((at(-0.0625, 0.1875), Collider::rect(0.25, 0.25)))
+        .id();
+    app.update();
+    let (a, b) = (world_shape(&app, long), world_shape(&app, square));
+    assert!(
+        a.intersects(&b, OverlapMode::Closed),
+        "the exact test finds them touching"
+    );
+    assert!(
+        touching(&mut app, long).contains(&square),
+        "so the plugin reports them touching"
+    );
+    assert_eq!(
+        colliding_pairs(&mut app),
+        brute_force_pairs(&mut app),
+        "and agrees with brute force"
+    );
+}

@@ -71,6 +71,20 @@ impl BroadPhase {
     }
 }
 
+/// `aabb` grown by a few units in the last place of its coordinates (and at least the smallest normal
+/// float), so that the box test never rejects a pair the exact test accepts. The exact tests compute
+/// with other formulas and can round the other way where shapes just touch: fuzzing found a long
+/// rectangle whose box ended one unit in the last place short of a square that the exact test,
+/// rightly for closed sets, found touching. The few extra candidates cost one exact test each.
+#[inline]
+fn padded(aabb: Aabb2d) -> Aabb2d {
+    let pad = aabb.min.abs().max(aabb.max.abs()) * (8.0 * f32::EPSILON) + f32::MIN_POSITIVE;
+    Aabb2d {
+        min: aabb.min - pad,
+        max: aabb.max + pad,
+    }
+}
+
 /// Whether anything that decides the pairs changed since the last update, besides world shapes (which
 /// the prepare stage reports in [`BroadPhase::shapes_changed`]).
 #[derive(bevy::ecs::system::SystemParam)]
@@ -132,7 +146,7 @@ pub(crate) fn find_candidate_pairs(
                     layers: *layers,
                     shape,
                 });
-                aabbs.push(shape.aabb());
+                aabbs.push(padded(shape.aabb()));
             }
             None => invalid += 1,
         }
