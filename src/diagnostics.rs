@@ -34,7 +34,8 @@ pub struct CollisionDiagnostics {
     /// Enabled colliders skipped because their shape is invalid (NaN, infinite or zero-scale
     /// transform, or a bad size).
     pub invalid_colliders: usize,
-    /// Pairs the broad phase handed to the narrow phase.
+    /// Pairs the broad phase handed to the narrow phase: on updates where few colliders moved, only
+    /// the pairs involving one of them.
     pub candidate_pairs: usize,
     /// Pairs touching after the update.
     pub touching_pairs: usize,

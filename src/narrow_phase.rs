@@ -186,8 +186,38 @@ pub(crate) fn find_contacts(
         None => test(candidates, current),
     }
     radix_sort_by_key(current, sort_scratch, PairContact::sort_key);
+    if broad_phase.incremental {
+        // Only pairs with a collider moved since the grid's build were tested: the others still
+        // touch exactly when they touched last update.
+        keep_pairs_that_stayed(previous, current, sort_scratch, |entity| {
+            broad_phase.has_moved(entity)
+        });
+    }
     diagnostics.touching_pairs = current.len();
     diagnostics.timings.narrow_phase = timer.elapsed();
+}
+
+/// Merges into `current` (the pairs tested this update, sorted) the pairs of `previous` (sorted) in
+/// which neither collider `moved`; `current` stays sorted. `scratch` is a buffer kept between calls.
+fn keep_pairs_that_stayed(
+    previous: &[PairContact],
+    current: &mut Vec<PairContact>,
+    scratch: &mut Vec<PairContact>,
+    moved: impl Fn(Entity) -> bool,
+) {
+    scratch.clear();
+    let mut tested = current.iter().copied().peekable();
+    for kept in previous
+        .iter()
+        .filter(|pair| !moved(pair.collider1) && !moved(pair.collider2))
+    {
+        while let Some(pair) = tested.next_if(|pair| pair.sort_key() < kept.sort_key()) {
+            scratch.push(pair);
+        }
+        scratch.push(*kept);
+    }
+    scratch.extend(tested);
+    core::mem::swap(current, scratch);
 }
 
 /// Merges last update's sorted pairs with this update's: pairs only in `current` started, pairs only in
@@ -289,6 +319,26 @@ mod tests {
             ended,
             sorted(vec![pair(1, 2), pair(4, 5)]),
             "vanished pairs end, sorted"
+        );
+    }
+
+    #[test]
+    fn pairs_that_stayed_merge_in_order() {
+        let previous = sorted(vec![pair(1, 2), pair(1, 5), pair(3, 4), pair(6, 7)]);
+        // 5 moved: its old pair goes, and the tests found it touching 6 now.
+        let mut current = sorted(vec![pair(2, 5), pair(5, 6)]);
+        let mut scratch = Vec::new();
+        keep_pairs_that_stayed(&previous, &mut current, &mut scratch, |e| e == entity(5));
+        assert_eq!(
+            current,
+            sorted(vec![
+                pair(1, 2),
+                pair(2, 5),
+                pair(3, 4),
+                pair(5, 6),
+                pair(6, 7)
+            ]),
+            "kept and tested pairs, sorted, without the moved collider's old pair"
         );
     }
 

@@ -3,7 +3,6 @@
 mod common;
 
 use bevy::math::{Dir2, Ray2d};
-use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy_rect_collision::geometry::Pose2d;
 use bevy_rect_collision::prelude::*;
@@ -89,20 +88,7 @@ fn moving_world_replays_to_colliding_entities() {
     for frame in 0..60 {
         app.update();
         // Replaying every message since the start must give exactly the current contacts.
-        let mut open: HashMap<(Entity, Entity), i32> = HashMap::default();
-        for &(_, started, a, b) in &log(&app).stream {
-            *open.entry((a, b)).or_default() += if started { 1 } else { -1 };
-        }
-        assert!(
-            open.values().all(|&n| n == 0 || n == 1),
-            "frame {frame}: a pair started twice or ended without starting"
-        );
-        let mut replayed: Vec<_> = open
-            .into_iter()
-            .filter(|&(_, n)| n == 1)
-            .map(|((a, b), _)| (a.min(b), a.max(b)))
-            .collect();
-        replayed.sort();
+        let replayed = replayed_pairs(&app);
         assert_eq!(
             replayed,
             colliding_pairs(&mut app),

@@ -95,6 +95,12 @@ impl UniformGrid {
         }
         // Stretch the 5%–95% band to the whole spread it suggests, plus a cell of margin.
         let band = p95 - p5;
+        // Sparse boxes get larger cells: not many more cells than boxes, so that the per-cell work of
+        // the sort and the pair loop stays proportional to the boxes.
+        let area = (band * 1.12 + 2.0 * cell_size).element_product();
+        if area.is_finite() {
+            cell_size = cell_size.max((area / (2 * aabbs.len()) as f32).sqrt());
+        }
         let low = p5 - band * 0.06 - cell_size;
         let high = p95 + band * 0.06 + cell_size;
         let dims = ((high - low) / cell_size).ceil();
@@ -150,9 +156,68 @@ impl UniformGrid {
         self.keys = keys;
     }
 
+    /// Calls `visit` with the sorted index of every box of the grid that overlaps `aabb` (boundary
+    /// included): those in cells, then those in [`Self::large`].
+    pub(crate) fn for_each_overlapping(&self, aabb: &Aabb2d, mut visit: impl FnMut(usize)) {
+        self.for_each_overlapping_in_cells(aabb, &mut visit);
+        self.scan_run(aabb, self.large(), visit);
+    }
+
+    /// Like [`Self::for_each_overlapping`], without the boxes too large for a cell: a cost that does
+    /// not grow with the grid when those are looked up the other way.
+    pub(crate) fn for_each_overlapping_in_cells(
+        &self,
+        aabb: &Aabb2d,
+        mut visit: impl FnMut(usize),
+    ) {
+        if self.bounds.is_empty() {
+            return;
+        }
+        for run in self.runs_reaching(aabb) {
+            self.scan_run(aabb, run, &mut visit);
+        }
+    }
+
+    /// The sorted indices of the boxes too large for a cell (sorted after every cell).
+    pub(crate) fn large(&self) -> core::ops::Range<usize> {
+        if self.bounds.is_empty() {
+            return 0..0;
+        }
+        self.first_large()..self.bounds.len()
+    }
+
     /// The k-th box of the sorted order.
     pub(crate) fn sorted_aabb(&self, k: usize) -> Aabb2d {
         self.bounds[k].aabb()
+    }
+
+    /// Calls `visit` with each index of `run` whose box overlaps `aabb`.
+    #[inline]
+    fn scan_run(&self, aabb: &Aabb2d, run: core::ops::Range<usize>, mut visit: impl FnMut(usize)) {
+        let reach = Bounds::of(aabb).reach();
+        let first = run.start;
+        for (offset, bounds) in self.bounds[run].iter().enumerate() {
+            if bounds.overlaps(reach) {
+                visit(first + offset);
+            }
+        }
+    }
+
+    /// Where the boxes that fit a cell start in the sorted order, after every cell: the first large box.
+    fn first_large(&self) -> usize {
+        self.cell_start[self.dims[0] * self.dims[1]] as usize
+    }
+
+    /// The runs of the sorted order, a row at a time, holding every box that fits a cell and may overlap
+    /// `aabb`: such a box has its lowest corner between `aabb`'s lowest corner less a cell and `aabb`'s
+    /// highest corner.
+    fn runs_reaching(&self, aabb: &Aabb2d) -> impl Iterator<Item = core::ops::Range<usize>> + '_ {
+        let width = self.dims[0];
+        let [x0, y0] = self.cell_of(aabb.min - self.cell_size);
+        let [x1, y1] = self.cell_of(aabb.max);
+        (y0..=y1).map(move |y| {
+            self.cell_start[y * width + x0] as usize..self.cell_start[y * width + x1 + 1] as usize
+        })
     }
 
     /// Finds every pair of boxes that overlap (boundary included) and that `accept` allows, as indices
@@ -168,7 +233,7 @@ impl UniformGrid {
             return;
         }
         let [width, height] = self.dims;
-        let first_large = self.cell_start[width * height] as usize;
+        let first_large = self.first_large();
         let mut buffers = core::mem::take(&mut self.chunk_pairs);
         let grid = &*self;
         // Pairs each box of the rows `rows` with the boxes after it in the forward half of its
@@ -227,18 +292,11 @@ impl UniformGrid {
             pairs.extend_from_slice(out);
         }
 
-        // Boxes too large for a cell (sorted last). Any other box that overlaps one has its lowest corner
-        // between the large box's lowest corner less a cell and its highest corner: scan those cells' runs,
-        // a row at a time (a row's cells are one run in the sorted order).
+        // Boxes too large for a cell (sorted last), against the cells they reach.
         for i in first_large..count {
             let reach = self.bounds[i].reach();
-            let aabb = self.bounds[i].aabb();
-            let [x0, y0] = self.cell_of(aabb.min - self.cell_size);
-            let [x1, y1] = self.cell_of(aabb.max);
-            for y in y0..=y1 {
-                let start = self.cell_start[y * width + x0] as usize;
-                let end = self.cell_start[y * width + x1 + 1] as usize;
-                self.scan(i, reach, start..end, &accept, pairs);
+            for run in self.runs_reaching(&self.bounds[i].aabb()) {
+                self.scan(i, reach, run, &accept, pairs);
             }
             // Large against large, each pair once.
             self.scan(i, reach, i + 1..count, &accept, pairs);

@@ -1,10 +1,15 @@
 //! The broad phase: which pairs of colliders are worth an exact test.
 //!
-//! A uniform grid over the bounding boxes (`grid.rs`), rebuilt every update that changed anything; cost
-//! grows with the colliders and the pairs that share cells, not with N². When no collider moved, changed,
-//! appeared, left or changed layers since the last update, the broad and narrow phases keep their results.
+//! A uniform grid over the bounding boxes (`grid.rs`); cost grows with the colliders and the pairs that
+//! share cells, not with N². The grid is built over every collider when many moved or anything else
+//! changed (a collider appeared, left, was disabled or enabled, changed layers, the settings changed).
+//! When only a few moved (at most one in [`MOVED_SHARE`] since the last build), the grid is kept and
+//! only pairs involving a collider that moved since that build are looked for (`moved.rs`): colliders
+//! that stay still cost nothing after the build. When nothing moved or changed, the broad and narrow
+//! phases keep their results.
 
 mod grid;
+mod moved;
 
 use bevy::math::bounding::Aabb2d;
 use bevy::prelude::*;
@@ -14,7 +19,12 @@ use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
 use crate::layers::CollisionLayers;
 use crate::narrow_phase::Contacts;
+use crate::plugin::CollisionSettings;
 use grid::UniformGrid;
+use moved::MovedSinceBuild;
+
+/// The grid is kept while at most one collider in this many has moved since it was built.
+pub const MOVED_SHARE: usize = 8;
 
 /// One collider as the pipeline sees it this frame, packed for the pair loops.
 #[derive(Clone, Copy, Debug)]
@@ -30,24 +40,38 @@ pub(crate) struct ColliderEntry {
 /// reads it.
 #[derive(Resource, Debug, Default)]
 pub struct BroadPhase {
+    /// The colliders taking part, in the grid's order as of the last full build; the shapes are this
+    /// update's.
     pub(crate) entries: Vec<ColliderEntry>,
+    /// Pairs of slots in `entries` for the exact tests.
     pub(crate) candidates: Vec<(u32, u32)>,
     /// Whether nothing changed since the last update, so its pairs and contacts still hold.
     pub(crate) unchanged: bool,
-    /// Whether some collider's world shape changed since the broad phase last ran: set by
-    /// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare), which sees every such change,
-    /// so the broad phase need not look for them.
-    pub(crate) shapes_changed: bool,
+    /// Whether `candidates` holds only the pairs involving a collider that moved since the last full
+    /// build: the pairs of two other colliders keep last update's result.
+    pub(crate) incremental: bool,
+    /// The colliders whose world shape changed since the broad phase last ran: filled by
+    /// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare), which sees every such change, so
+    /// the broad phase need not look for them.
+    pub(crate) moved_entities: Vec<Entity>,
+    moved: MovedSinceBuild,
+    /// This update's moved colliders: their slots and new shapes.
+    moved_shapes: Vec<(usize, WorldShape)>,
     grid: UniformGrid,
-    /// The bounding boxes in gathering order, the grid's order of them, and the entries before
-    /// reordering: buffers kept between updates.
+    /// The grid of the colliders moved since the build, rebuilt each update.
+    moved_grid: UniformGrid,
+    /// Bounding boxes, a grid's order of them, and entries before reordering: buffers kept between
+    /// updates.
     aabbs: Vec<Aabb2d>,
     order: Vec<u32>,
     spare_entries: Vec<ColliderEntry>,
+    invalid: usize,
 }
 
 impl BroadPhase {
-    /// The candidate pairs of this frame: bounding boxes overlap and layers allow the pair.
+    /// The pairs handed to the exact tests this update: their bounding boxes overlap and their layers
+    /// allow them. On an update where few colliders moved, only the pairs involving one of those: the
+    /// others keep last update's result untested.
     pub fn candidate_pairs(&self) -> impl Iterator<Item = (Entity, Entity)> + '_ {
         self.candidates.iter().map(|&(i, j)| {
             (
@@ -57,7 +81,7 @@ impl BroadPhase {
         })
     }
 
-    /// How many candidate pairs this frame has.
+    /// How many pairs [`Self::candidate_pairs`] gives.
     pub fn candidate_count(&self) -> usize {
         self.candidates.len()
     }
@@ -66,8 +90,146 @@ impl BroadPhase {
     pub fn aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
         self.entries
             .iter()
-            .enumerate()
-            .map(|(k, entry)| (entry.entity, self.grid.sorted_aabb(k)))
+            .map(|entry| (entry.entity, entry.shape.aabb()))
+    }
+
+    /// Whether `entity`'s collider moved since the last full build (or has no entry): its pairs are
+    /// tested again this update.
+    #[inline]
+    pub(crate) fn has_moved(&self, entity: Entity) -> bool {
+        self.moved.has_moved(entity)
+    }
+
+    /// Builds the grid over every enabled, valid collider and finds all the pairs.
+    fn build(
+        &mut self,
+        colliders: &Query<(Entity, &ColliderWorldShape, &CollisionLayers), ActiveCollider>,
+    ) {
+        let Self {
+            entries,
+            aabbs,
+            candidates,
+            grid,
+            order,
+            spare_entries,
+            moved,
+            invalid,
+            ..
+        } = self;
+        entries.clear();
+        aabbs.clear();
+        *invalid = 0;
+        for (entity, shape, layers) in colliders {
+            match shape.0 {
+                Some(shape) => {
+                    entries.push(ColliderEntry {
+                        entity,
+                        layers: *layers,
+                        shape,
+                    });
+                    aabbs.push(padded(shape.aabb()));
+                }
+                None => *invalid += 1,
+            }
+        }
+        // Colliders near each other in the world go near each other in memory.
+        grid.fit(aabbs);
+        grid.sort(aabbs, order);
+        spare_entries.clear();
+        spare_entries.extend(order.iter().map(|&i| entries[i as usize]));
+        core::mem::swap(entries, spare_entries);
+        let entries = &*entries;
+        grid.find_pairs(
+            |i, j| entries[i].layers.interacts_with(&entries[j].layers),
+            candidates,
+        );
+        moved.reset(entries);
+    }
+
+    /// Takes this update's moved colliders into the entries and finds the pairs that involve a collider
+    /// moved since the last build. Returns `false`, changing nothing, when a full build is due instead:
+    /// too many moved, or one of them is new to the entries or became invalid.
+    fn update_moved(
+        &mut self,
+        colliders: &Query<(Entity, &ColliderWorldShape, &CollisionLayers), ActiveCollider>,
+    ) -> bool {
+        let at_most = self.moved.slots().len() + self.moved_entities.len();
+        if at_most * MOVED_SHARE > self.entries.len() {
+            return false;
+        }
+        // Check every moved collider before changing anything. One that is not in the query is
+        // disabled and takes no part.
+        self.moved_shapes.clear();
+        for &entity in &self.moved_entities {
+            let Ok((_, shape, _)) = colliders.get(entity) else {
+                continue;
+            };
+            match (self.moved.slot(entity, &self.entries), shape.0) {
+                (Some(slot), Some(shape)) => self.moved_shapes.push((slot, shape)),
+                _ => return false,
+            }
+        }
+        for &(slot, shape) in &self.moved_shapes {
+            self.entries[slot].shape = shape;
+            self.moved.mark(slot, self.entries[slot].entity);
+        }
+        self.find_moved_pairs();
+        true
+    }
+
+    /// The pairs that involve a collider moved since the last build: moved against moved in a grid of
+    /// their own, moved against the others in the grid of the build (whose order is the entries').
+    fn find_moved_pairs(&mut self) {
+        let Self {
+            entries,
+            candidates,
+            moved,
+            grid,
+            moved_grid,
+            aabbs,
+            order,
+            ..
+        } = self;
+        let slots = moved.slots();
+        aabbs.clear();
+        aabbs.extend(
+            slots
+                .iter()
+                .map(|&slot| padded(entries[slot as usize].shape.aabb())),
+        );
+        moved_grid.fit(aabbs);
+        moved_grid.sort(aabbs, order);
+        let slot = |k: usize| slots[order[k] as usize] as usize;
+        let entries = &*entries;
+        moved_grid.find_pairs(
+            |i, j| {
+                entries[slot(i)]
+                    .layers
+                    .interacts_with(&entries[slot(j)].layers)
+            },
+            candidates,
+        );
+        for (i, j) in candidates.iter_mut() {
+            (*i, *j) = (slot(*i as usize) as u32, slot(*j as usize) as u32);
+        }
+        let mut push_if_still = |slot: usize, other: usize| {
+            if !moved.is_moved(other) && entries[slot].layers.interacts_with(&entries[other].layers)
+            {
+                candidates.push((slot as u32, other as u32));
+            }
+        };
+        // The build's boxes that fit its cells, looked up from each moved box...
+        for &slot in slots {
+            let aabb = padded(entries[slot as usize].shape.aabb());
+            grid.for_each_overlapping_in_cells(&aabb, |other| push_if_still(slot as usize, other));
+        }
+        // ...and its boxes too large for a cell (a few in a hundred), the other way round: each looks
+        // up the moved boxes, few and in a grid of their own.
+        for other in grid.large() {
+            moved_grid.for_each_overlapping(&grid.sorted_aabb(other), |k| {
+                push_if_still(slot(k), other);
+            });
+        }
     }
 }
 
@@ -86,7 +248,7 @@ fn padded(aabb: Aabb2d) -> Aabb2d {
 }
 
 /// Whether anything that decides the pairs changed since the last update, besides world shapes (which
-/// the prepare stage reports in [`BroadPhase::shapes_changed`]).
+/// the prepare stage reports in [`BroadPhase::moved_entities`]).
 #[derive(bevy::ecs::system::SystemParam)]
 pub(crate) struct ColliderChanges<'w, 's> {
     changed: Query<
@@ -100,17 +262,22 @@ pub(crate) struct ColliderChanges<'w, 's> {
     >,
     enabled: RemovedComponents<'w, 's, ColliderDisabled>,
     contacts: Res<'w, Contacts>,
+    settings: Res<'w, CollisionSettings>,
 }
 
 impl ColliderChanges<'_, '_> {
     fn any(&mut self) -> bool {
         // Every reader is drained so that old removals do not count next time.
         let enabled = self.enabled.read().count() > 0;
-        enabled || !self.contacts.removed.is_empty() || !self.changed.is_empty()
+        enabled
+            || self.settings.is_changed()
+            || !self.contacts.removed.is_empty()
+            || !self.changed.is_empty()
     }
 }
 
-/// Gathers the enabled, valid colliders and finds the candidate pairs among them.
+/// Finds the candidate pairs: all of them over a new grid, or only those of the colliders that moved
+/// since the last build, or none when nothing changed.
 pub(crate) fn find_candidate_pairs(
     colliders: Query<(Entity, &ColliderWorldShape, &CollisionLayers), ActiveCollider>,
     mut changes: ColliderChanges,
@@ -119,52 +286,19 @@ pub(crate) fn find_candidate_pairs(
     mut updated_once: Local<bool>,
 ) {
     let timer = StageTimer::start();
-    let shapes_changed = core::mem::take(&mut broad_phase.shapes_changed);
-    broad_phase.unchanged = *updated_once && !changes.any() && !shapes_changed;
+    let broad_phase = &mut *broad_phase;
+    let rebuild = !*updated_once || changes.any();
     *updated_once = true;
-    if broad_phase.unchanged {
-        diagnostics.timings.broad_phase = timer.elapsed();
-        return;
+    broad_phase.unchanged = !rebuild && broad_phase.moved_entities.is_empty();
+    broad_phase.incremental =
+        !rebuild && !broad_phase.unchanged && broad_phase.update_moved(&colliders);
+    if !broad_phase.unchanged && !broad_phase.incremental {
+        broad_phase.build(&colliders);
     }
-    let BroadPhase {
-        entries,
-        aabbs,
-        candidates,
-        grid,
-        order,
-        spare_entries,
-        ..
-    } = &mut *broad_phase;
-    entries.clear();
-    aabbs.clear();
-    let mut invalid = 0;
-    for (entity, shape, layers) in &colliders {
-        match shape.0 {
-            Some(shape) => {
-                entries.push(ColliderEntry {
-                    entity,
-                    layers: *layers,
-                    shape,
-                });
-                aabbs.push(padded(shape.aabb()));
-            }
-            None => invalid += 1,
-        }
-    }
-    // Colliders near each other in the world go near each other in memory.
-    grid.fit(aabbs);
-    grid.sort(aabbs, order);
-    spare_entries.clear();
-    spare_entries.extend(order.iter().map(|&i| entries[i as usize]));
-    core::mem::swap(entries, spare_entries);
-    let entries = &*entries;
-    grid.find_pairs(
-        |i, j| entries[i].layers.interacts_with(&entries[j].layers),
-        candidates,
-    );
-    diagnostics.colliders = entries.len();
-    diagnostics.invalid_colliders = invalid;
-    diagnostics.candidate_pairs = candidates.len();
+    broad_phase.moved_entities.clear();
+    diagnostics.colliders = broad_phase.entries.len();
+    diagnostics.invalid_colliders = broad_phase.invalid;
+    diagnostics.candidate_pairs = broad_phase.candidates.len();
     diagnostics.timings.broad_phase = timer.elapsed();
 }
 
@@ -172,6 +306,7 @@ pub(crate) fn find_candidate_pairs(
 mod tests {
     use super::*;
     use crate::geometry::WorldCircle;
+    use bevy::math::bounding::IntersectsVolume;
 
     fn circle_box(x: f32, y: f32, radius: f32) -> Aabb2d {
         WorldCircle::new(Vec2::new(x, y), radius).aabb()
@@ -270,6 +405,58 @@ mod tests {
             brute_force(&aabbs),
             "the grid differs from brute force"
         );
+    }
+
+    #[test]
+    fn box_queries_match_brute_force() {
+        let mut aabbs: Vec<Aabb2d> = (0..2000)
+            .map(|i| {
+                let t = i as f32;
+                circle_box(
+                    (t * 5.13).sin() * 40.0,
+                    (t * 2.29).cos() * 40.0,
+                    0.3 + (t * 0.71).sin().abs() * 2.0,
+                )
+            })
+            .collect();
+        aabbs.push(circle_box(0.0, 0.0, 30.0));
+        aabbs.push(circle_box(1e30, 0.0, 1.0));
+        let mut grid = UniformGrid::default();
+        grid.fit(&aabbs);
+        let mut order = Vec::new();
+        grid.sort(&aabbs, &mut order);
+        let queries = [
+            circle_box(3.0, -2.0, 1.0),
+            circle_box(-39.0, 39.0, 4.0),
+            circle_box(0.0, 0.0, 60.0),
+            circle_box(1e30, 0.0, 0.5),
+            Aabb2d {
+                min: Vec2::new(10.0, f32::NEG_INFINITY),
+                max: Vec2::new(11.0, f32::INFINITY),
+            },
+        ];
+        for query in queries {
+            let mut found = Vec::new();
+            grid.for_each_overlapping(&query, |k| found.push(order[k]));
+            found.sort_unstable();
+            let expected: Vec<u32> = (0..aabbs.len() as u32)
+                .filter(|&i| aabbs[i as usize].intersects(&query))
+                .collect();
+            assert!(!expected.is_empty(), "{query:?} must hit something");
+            assert_eq!(found, expected, "boxes overlapping {query:?}");
+            let mut in_cells = Vec::new();
+            grid.for_each_overlapping_in_cells(&query, |k| in_cells.push(k));
+            let mut large: Vec<usize> = grid
+                .large()
+                .filter(|&k| grid.sorted_aabb(k).intersects(&query))
+                .collect();
+            large.append(&mut in_cells);
+            assert_eq!(
+                large.len(),
+                found.len(),
+                "cells and large boxes split the hits"
+            );
+        }
     }
 
     #[test]

@@ -66,7 +66,9 @@ pub struct CollisionGizmos {
     /// Draw each touching pair's contact normal (an arrow from the first collider towards the second,
     /// at their [`contact_point`]) and its depth (a double segment). Defaults to `true`.
     pub contacts: bool,
-    /// Draw the broad phase's candidate pairs as lines between their centres. Defaults to `false`.
+    /// Draw the broad phase's candidate pairs as lines between their centres. On updates where few
+    /// colliders moved, only the pairs of those are candidates (see [`BroadPhase::candidate_pairs`]).
+    /// Defaults to `false`.
     pub broad_phase: bool,
     /// Length of the contact normal arrows, in world units. Defaults to `24.0`.
     pub normal_length: f32,

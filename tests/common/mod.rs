@@ -2,6 +2,7 @@
 #![allow(dead_code, reason = "each test file uses a different part")]
 
 use bevy::ecs::entity::EntityHashSet;
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy_rect_collision::geometry::OverlapMode;
 use bevy_rect_collision::prelude::*;
@@ -118,6 +119,26 @@ pub fn brute_force_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
             }
         }
     }
+    pairs.sort();
+    pairs
+}
+
+/// The pairs left open by replaying every start and end since the start; fails if a pair started twice
+/// or ended without starting.
+pub fn replayed_pairs(app: &App) -> Vec<(Entity, Entity)> {
+    let mut open: HashMap<(Entity, Entity), i32> = HashMap::default();
+    for &(_, started, a, b) in &log(app).stream {
+        *open.entry((a, b)).or_default() += if started { 1 } else { -1 };
+    }
+    assert!(
+        open.values().all(|&n| n == 0 || n == 1),
+        "a pair started twice or ended without starting"
+    );
+    let mut pairs: Vec<_> = open
+        .into_iter()
+        .filter(|&(_, n)| n == 1)
+        .map(|((a, b), _)| (a.min(b), a.max(b)))
+        .collect();
     pairs.sort();
     pairs
 }

@@ -1,0 +1,134 @@
+//! Which colliders moved since the grid was last built over all of them.
+//!
+//! When few colliders move (a level of walls and a few characters), the broad phase keeps the grid of
+//! its last full build and only looks for pairs that involve a collider that moved since: a pair of two
+//! colliders that stayed still touches now exactly when it touched before. This file keeps that record.
+
+use bevy::prelude::*;
+
+use super::ColliderEntry;
+
+/// The entries (see [`BroadPhase`](super::BroadPhase)) whose world shape changed since the last full
+/// build, and where each entity's entry is.
+#[derive(Debug, Default)]
+pub(crate) struct MovedSinceBuild {
+    /// By entity index, the slot of the entity's entry. A stale value is caught by checking the entity
+    /// found there, so the table is never cleared, only grown.
+    slot_of: Vec<u32>,
+    /// By slot: whether the entry moved since the build.
+    is_moved: Vec<bool>,
+    /// The same by entity index, for the narrow phase's look-ups (a small table that stays in cache;
+    /// an index names one collider until a despawn, which brings a new build).
+    is_moved_by_index: Vec<bool>,
+    /// The moved slots, each once, in the order they first moved.
+    slots: Vec<u32>,
+}
+
+impl MovedSinceBuild {
+    /// Forgets every move: the grid was just built over `entries`.
+    pub(crate) fn reset(&mut self, entries: &[ColliderEntry]) {
+        self.is_moved.clear();
+        self.is_moved.resize(entries.len(), false);
+        self.slots.clear();
+        for (slot, entry) in entries.iter().enumerate() {
+            let index = entry.entity.index_u32() as usize;
+            if index >= self.slot_of.len() {
+                self.slot_of.resize(index + 1, u32::MAX);
+            }
+            self.slot_of[index] = slot as u32;
+        }
+        self.is_moved_by_index.clear();
+        self.is_moved_by_index.resize(self.slot_of.len(), false);
+    }
+
+    /// The slot of `entity`'s entry in `entries`, if it has one.
+    #[inline]
+    pub(crate) fn slot(&self, entity: Entity, entries: &[ColliderEntry]) -> Option<usize> {
+        let slot = *self.slot_of.get(entity.index_u32() as usize)? as usize;
+        (entries.get(slot)?.entity == entity).then_some(slot)
+    }
+
+    /// Records that the entry at `slot`, `entity`'s, moved.
+    pub(crate) fn mark(&mut self, slot: usize, entity: Entity) {
+        if !self.is_moved[slot] {
+            self.is_moved[slot] = true;
+            self.is_moved_by_index[entity.index_u32() as usize] = true;
+            self.slots.push(slot as u32);
+        }
+    }
+
+    /// Whether the entry at `slot` moved since the build.
+    #[inline]
+    pub(crate) fn is_moved(&self, slot: usize) -> bool {
+        self.is_moved[slot]
+    }
+
+    /// Whether `entity`, which has an entry, moved since the build; an entity never seen counts as
+    /// moved.
+    #[inline]
+    pub(crate) fn has_moved(&self, entity: Entity) -> bool {
+        self.is_moved_by_index
+            .get(entity.index_u32() as usize)
+            .is_none_or(|&moved| moved)
+    }
+
+    /// The moved slots, each once.
+    pub(crate) fn slots(&self) -> &[u32] {
+        &self.slots
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::{WorldCircle, WorldShape};
+    use crate::layers::CollisionLayers;
+
+    fn entries(indices: &[u32]) -> Vec<ColliderEntry> {
+        indices
+            .iter()
+            .map(|&index| ColliderEntry {
+                entity: Entity::from_raw_u32(index).unwrap(),
+                layers: CollisionLayers::default(),
+                shape: WorldShape::Circle(WorldCircle::new(Vec2::ZERO, 1.0)),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_slots_and_records_moves_once() {
+        let entries = entries(&[7, 3, 12]);
+        let mut moved = MovedSinceBuild::default();
+        moved.reset(&entries);
+        let [seven, three, twelve] = [entries[0].entity, entries[1].entity, entries[2].entity];
+        assert_eq!(moved.slot(three, &entries), Some(1), "3 is in slot 1");
+        assert_eq!(
+            moved.slot(Entity::from_raw_u32(4).unwrap(), &entries),
+            None,
+            "4 has no entry"
+        );
+        moved.mark(2, twelve);
+        moved.mark(2, twelve);
+        assert_eq!(moved.slots(), &[2], "a slot is recorded once");
+        assert!(moved.is_moved(2) && moved.has_moved(twelve), "12 moved");
+        assert!(!moved.is_moved(0) && !moved.has_moved(seven), "7 did not");
+        assert!(
+            moved.has_moved(Entity::from_raw_u32(99).unwrap()),
+            "an entity never seen counts as moved"
+        );
+        moved.reset(&entries);
+        assert!(moved.slots().is_empty(), "a build forgets the moves");
+        assert!(!moved.has_moved(twelve), "12 is still again");
+    }
+
+    #[test]
+    fn stale_slots_do_not_match_another_entity() {
+        let mut moved = MovedSinceBuild::default();
+        moved.reset(&entries(&[1, 2, 3]));
+        // A later build without entity 1: its old slot now holds entity 3.
+        let rebuilt = entries(&[3, 2]);
+        moved.reset(&rebuilt);
+        let one = Entity::from_raw_u32(1).unwrap();
+        assert_eq!(moved.slot(one, &rebuilt), None, "1 is gone");
+    }
+}

@@ -1,0 +1,141 @@
+//! Worlds where few colliders move: the broad phase keeps its grid and tests only the pairs of the
+//! colliders that moved since its last build. Every frame must still match brute force, through moves,
+//! stops, a collider turning invalid and back, disabling, and the rebuild when too many have moved.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_rect_collision::BroadPhase;
+use bevy_rect_collision::geometry::OverlapMode;
+use bevy_rect_collision::prelude::*;
+use common::*;
+
+#[derive(Component)]
+struct Velocity(Vec2);
+
+fn move_movers(mut movers: Query<(&mut Transform, &Velocity)>) {
+    for (mut transform, velocity) in &mut movers {
+        transform.translation += velocity.0.extend(0.0);
+        transform.rotate_z(0.03);
+    }
+}
+
+/// `count` colliders of the three kinds packed into a square of side `side`, a few on another layer.
+fn spawn_still(app: &mut App, rng: &mut Rng, count: usize, side: f32) -> Vec<Entity> {
+    (0..count)
+        .map(|i| {
+            let position = Vec2::new(rng.range(-side, side), rng.range(-side, side)) * 0.5;
+            let (w, h) = (rng.range(0.5, 2.5), rng.range(0.5, 2.5));
+            let collider = match i % 3 {
+                0 => Collider::rect(w, h),
+                1 => Collider::rotated_rect(w, h),
+                _ => Collider::circle(w * 0.5),
+            };
+            let transform = Transform::from_translation(position.extend(0.0))
+                .with_rotation(Quat::from_rotation_z(rng.range(-3.1, 3.1)));
+            let mut entity = app.world_mut().spawn((transform, collider));
+            if i % 9 == 0 {
+                entity.insert(CollisionLayers::new(0b10, 0b10));
+            }
+            entity.id()
+        })
+        .collect()
+}
+
+#[test]
+fn few_movers_among_still_colliders_match_brute_force_every_frame() {
+    let mut app = app();
+    app.add_systems(Update, move_movers);
+    let mut rng = Rng(0x5717_1a11);
+    let still = spawn_still(&mut app, &mut rng, 900, 60.0);
+    let movers: Vec<Entity> = spawn_still(&mut app, &mut rng, 30, 60.0)
+        .into_iter()
+        .inspect(|&e| {
+            let velocity = Velocity(Vec2::new(rng.range(-0.4, 0.4), rng.range(-0.4, 0.4)));
+            app.world_mut().entity_mut(e).insert(velocity);
+        })
+        .collect();
+    app.update();
+    let full_build_candidates = app.world().resource::<BroadPhase>().candidate_count();
+    let mut fewest_candidates = usize::MAX;
+    for frame in 1..160 {
+        let world = app.world_mut();
+        // One still collider is nudged and stays at its new place: it has moved since the build.
+        let nudged = still[rng.below(still.len())];
+        world.get_mut::<Transform>(nudged).unwrap().translation +=
+            Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), 0.0);
+        match frame {
+            40 => *world.get_mut::<Transform>(still[0]).unwrap() = at(f32::NAN, 0.0),
+            45 => *world.get_mut::<Transform>(still[0]).unwrap() = at(0.0, 0.0),
+            60 => {
+                world.entity_mut(movers[0]).insert(ColliderDisabled);
+            }
+            70 => {
+                world.entity_mut(movers[1]).remove::<Velocity>();
+            }
+            90 => {
+                world.entity_mut(movers[0]).remove::<ColliderDisabled>();
+            }
+            _ => {}
+        }
+        app.update();
+        fewest_candidates =
+            fewest_candidates.min(app.world().resource::<BroadPhase>().candidate_count());
+        let colliding = colliding_pairs(&mut app);
+        assert_eq!(
+            colliding,
+            brute_force_pairs(&mut app),
+            "frame {frame}: CollidingEntities against brute force"
+        );
+        assert_eq!(
+            replayed_pairs(&app),
+            colliding,
+            "frame {frame}: the event stream against CollidingEntities"
+        );
+    }
+    assert!(
+        full_build_candidates > 1000,
+        "the still colliders must touch each other: {full_build_candidates} candidates"
+    );
+    assert!(
+        fewest_candidates * 4 < full_build_candidates,
+        "updates with few movers test only their pairs: at best {fewest_candidates} of \
+         {full_build_candidates} candidates"
+    );
+}
+
+#[test]
+fn overlap_mode_change_applies_without_any_motion() {
+    let mut app = app();
+    let a = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::rect(2.0, 2.0)))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((at(2.0, 0.0), Collider::rect(2.0, 2.0)))
+        .id();
+    app.update();
+    assert!(
+        touching(&mut app, a).contains(&b),
+        "edges touch: closed sets collide"
+    );
+    app.world_mut()
+        .resource_mut::<CollisionSettings>()
+        .overlap_mode = OverlapMode::InteriorOnly;
+    app.update();
+    assert!(
+        touching(&mut app, a).is_empty(),
+        "interior-only: touching edges do not collide"
+    );
+    assert_eq!(log(&app).ended.len(), 1, "the pair ended once");
+    app.world_mut()
+        .resource_mut::<CollisionSettings>()
+        .overlap_mode = OverlapMode::Closed;
+    app.update();
+    assert!(
+        touching(&mut app, a).contains(&b),
+        "closed again: they collide"
+    );
+    assert_eq!(log(&app).started.len(), 2, "the pair started again");
+}
