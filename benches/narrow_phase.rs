@@ -1,7 +1,8 @@
 //! Nanoseconds per pair for every narrow-phase test, beside parry2d's `intersection_test` on the same pairs.
 //!
 //! Run: `cargo bench -p bevy_rect_collision_benches --bench narrow_phase`. Each benchmark tests 4,096
-//! candidate pairs; criterion's throughput line gives pairs per second.
+//! candidate pairs; criterion's throughput line gives pairs per second. `pair_axis_cache` measures the
+//! bookkeeping a per-pair frame-coherence cache would add.
 
 use std::hint::black_box;
 
@@ -178,5 +179,38 @@ fn aabb_early_out(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, pair_kinds, aabb_early_out);
+/// Seed 000's frame coherence needs, per pair, the axis that separated it last frame: a map from pair to
+/// axis, filled each frame and looked up for each candidate. What that bookkeeping costs per pair, to
+/// set beside what a cached axis could save (the separating-axis test itself, a few ns).
+fn pair_axis_cache(c: &mut Criterion) {
+    let mut rng = bevy_rect_collision_benches::SeededRng::new(SEED);
+    let entity = |rng: &mut bevy_rect_collision_benches::SeededRng| {
+        bevy::ecs::entity::Entity::from_raw_u32(rng.range(0.0, 10_000.0) as u32).unwrap()
+    };
+    let keys: Vec<_> = (0..PAIRS)
+        .map(|_| (entity(&mut rng), entity(&mut rng)))
+        .collect();
+    let mut cache = bevy::platform::collections::HashMap::new();
+    let mut group = c.benchmark_group("pair_axis_cache");
+    group.throughput(Throughput::Elements(PAIRS as u64));
+    group.bench_function("fill", |bench| {
+        bench.iter(|| {
+            cache.clear();
+            for (axis, &key) in keys.iter().enumerate() {
+                cache.insert(black_box(key), axis as u8);
+            }
+            cache.len()
+        })
+    });
+    group.bench_function("look_up", |bench| {
+        bench.iter(|| {
+            keys.iter()
+                .filter_map(|key| cache.get(black_box(key)))
+                .count()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, pair_kinds, aabb_early_out, pair_axis_cache);
 criterion_main!(benches);
