@@ -9,7 +9,7 @@ use crate::broad_phase::BroadPhase;
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::Contact;
 use crate::plugin::CollisionSettings;
-use crate::radix_sort::radix_sort_by_key;
+use crate::radix_sort::{bucket_sort_by_key, radix_sort_by_key};
 
 /// Below this many candidate pairs the narrow phase runs on one thread.
 const PARALLEL_THRESHOLD: usize = 4096;
@@ -72,8 +72,9 @@ pub struct Contacts {
     pub(crate) unchanged: bool,
     /// Per-task buffers of the parallel narrow phase, kept between updates.
     chunks: Vec<Vec<PairContact>>,
-    /// The sort's buffer, kept between updates.
+    /// The sort's buffers, kept between updates.
     sort_scratch: Vec<PairContact>,
+    sort_starts: Vec<u32>,
 }
 
 impl Contacts {
@@ -142,6 +143,7 @@ pub(crate) fn find_contacts(
         previous,
         chunks,
         sort_scratch,
+        sort_starts,
         ..
     } = &mut *contacts;
     core::mem::swap(current, previous);
@@ -185,7 +187,7 @@ pub(crate) fn find_contacts(
         }
         None => test(candidates, current),
     }
-    radix_sort_by_key(current, sort_scratch, PairContact::sort_key);
+    sort_contacts(current, sort_scratch, sort_starts);
     if broad_phase.incremental {
         // Only pairs with a collider moved since the grid's build were tested: the others still
         // touch exactly when they touched last update.
@@ -195,6 +197,47 @@ pub(crate) fn find_contacts(
     }
     diagnostics.touching_pairs = current.len();
     diagnostics.timings.narrow_phase = timer.elapsed();
+}
+
+/// Sorts `pairs` by `(collider1, collider2)`.
+///
+/// `Entity` orders by its bits, which hold the generation above the index. When every `collider1` has
+/// the same upper half (no index among them was reused), the order is by the lower half of `collider1`
+/// first: one counting sort by it, then a sort of each entity's few pairs, two passes where the radix
+/// sort makes one per varying byte (about four). The result is checked, so that a different layout of
+/// the bits in a later Bevy costs a second sort, never a wrong order.
+fn sort_contacts(
+    pairs: &mut Vec<PairContact>,
+    scratch: &mut Vec<PairContact>,
+    starts: &mut Vec<u32>,
+) {
+    let Some(first) = pairs.first() else {
+        return;
+    };
+    let upper = |pair: &PairContact| pair.collider1.to_bits() >> 32;
+    let lower = |pair: &PairContact| pair.collider1.to_bits() as u32;
+    let (mut low, mut high, mut same_upper) = (u32::MAX, 0, true);
+    for pair in pairs.iter() {
+        low = low.min(lower(pair));
+        high = high.max(lower(pair));
+        same_upper &= upper(pair) == upper(first);
+    }
+    let bucket_count = (high - low) as usize + 1;
+    // The counting array stays within a few times the pairs, plus a fixed allowance.
+    if same_upper && bucket_count <= 4 * pairs.len() + 65_536 {
+        bucket_sort_by_key(
+            pairs,
+            scratch,
+            starts,
+            bucket_count,
+            |pair| (lower(pair) - low) as usize,
+            PairContact::sort_key,
+        );
+        if pairs.is_sorted_by_key(PairContact::sort_key) {
+            return;
+        }
+    }
+    radix_sort_by_key(pairs, scratch, PairContact::sort_key);
 }
 
 /// Merges into `current` (the pairs tested this update, sorted) the pairs of `previous` (sorted) in
@@ -266,6 +309,7 @@ pub(crate) fn diff_contacts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bevy::ecs::entity::{EntityGeneration, EntityIndex};
 
     fn entity(index: u32) -> Entity {
         Entity::from_raw_u32(index).unwrap()
@@ -340,6 +384,39 @@ mod tests {
             ]),
             "kept and tested pairs, sorted, without the moved collider's old pair"
         );
+    }
+
+    #[test]
+    fn contacts_sort_by_pair_with_and_without_reused_indices() {
+        let reused = |index: u32, versions: u32| {
+            Entity::from_index_and_generation(
+                EntityIndex::from_raw_u32(index).unwrap(),
+                EntityGeneration::FIRST.after_versions(versions),
+            )
+        };
+        for versions in [0, 3] {
+            // Pseudo-random pairs over 2,000 entities, a tenth of them on a reused index when
+            // `versions` is not zero.
+            let mut pairs: Vec<PairContact> = (0..6000u32)
+                .map(|k| {
+                    let entity = |i: u32| reused(i, if i % 10 == 0 { versions } else { 0 });
+                    let (a, b) = (entity((k * 7919) % 2000), entity((k * 104_729 + 1) % 2000));
+                    let mut pair = pair(0, 1);
+                    (pair.collider1, pair.collider2) = (a.min(b), a.max(b));
+                    pair
+                })
+                .collect();
+            let mut expected = pairs.clone();
+            expected.sort_by_key(PairContact::key);
+            sort_contacts(&mut pairs, &mut Vec::new(), &mut Vec::new());
+            let keys =
+                |pairs: &[PairContact]| pairs.iter().map(PairContact::key).collect::<Vec<_>>();
+            assert_eq!(
+                keys(&pairs),
+                keys(&expected),
+                "sorted by pair, versions {versions}"
+            );
+        }
     }
 
     #[test]

@@ -47,9 +47,88 @@ pub(crate) fn radix_sort_by_key<T: Copy>(
     }
 }
 
+/// Sorts `items` by `key` when that order puts the items of a lower `bucket` (below `bucket_count`)
+/// first: one counting sort into the buckets, then a comparison sort within each bucket's run. With
+/// many buckets the runs are short, so this costs two passes where [`radix_sort_by_key`] costs one per
+/// varying byte. Items of equal key may change order. `scratch` and `starts` are buffers the caller
+/// keeps between calls.
+pub(crate) fn bucket_sort_by_key<T: Copy, K: Ord>(
+    items: &mut Vec<T>,
+    scratch: &mut Vec<T>,
+    starts: &mut Vec<u32>,
+    bucket_count: usize,
+    bucket: impl Fn(&T) -> usize,
+    key: impl Fn(&T) -> K,
+) {
+    let Some(&first) = items.first() else {
+        return;
+    };
+    starts.clear();
+    starts.resize(bucket_count + 1, 0);
+    for item in items.iter() {
+        starts[bucket(item) + 1] += 1;
+    }
+    for b in 0..bucket_count {
+        starts[b + 1] += starts[b];
+    }
+    scratch.clear();
+    scratch.resize(items.len(), first);
+    // `starts[b]` walks from bucket b's start to its end, which is bucket b + 1's start.
+    for item in items.iter() {
+        let slot = &mut starts[bucket(item)];
+        scratch[*slot as usize] = *item;
+        *slot += 1;
+    }
+    core::mem::swap(items, scratch);
+    let mut run_start = 0;
+    for &run_end in &starts[..bucket_count] {
+        let run = &mut items[run_start..run_end as usize];
+        if run.len() > 1 {
+            run.sort_unstable_by_key(&key);
+        }
+        run_start = run_end as usize;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bucket_sort_matches_a_comparison_sort() {
+        // Buckets from the high part of the key; one crowded bucket and many empty ones.
+        let mut items: Vec<(u64, u32)> = (0..4000u32)
+            .map(|i| {
+                let bucket = if i % 5 == 0 {
+                    7
+                } else {
+                    u64::from((i * 7919) % 997)
+                };
+                ((bucket << 32) | u64::from((i * 31) % 4001), i)
+            })
+            .collect();
+        let mut expected = items.clone();
+        expected.sort_unstable();
+        bucket_sort_by_key(
+            &mut items,
+            &mut Vec::new(),
+            &mut Vec::new(),
+            1000,
+            |&(key, _)| (key >> 32) as usize,
+            |&item| item,
+        );
+        assert_eq!(items, expected, "sorted as by a comparison sort");
+        let mut empty: Vec<(u64, u32)> = Vec::new();
+        bucket_sort_by_key(
+            &mut empty,
+            &mut Vec::new(),
+            &mut Vec::new(),
+            0,
+            |_| 0,
+            |&i| i,
+        );
+        assert!(empty.is_empty(), "nothing to sort");
+    }
 
     #[test]
     fn sorts_like_a_stable_comparison_sort() {
