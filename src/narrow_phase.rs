@@ -399,7 +399,8 @@ mod tests {
             // `versions` is not zero.
             let mut pairs: Vec<PairContact> = (0..6000u32)
                 .map(|k| {
-                    let entity = |i: u32| reused(i, if i % 10 == 0 { versions } else { 0 });
+                    let entity =
+                        |i: u32| reused(i, if i.is_multiple_of(10) { versions } else { 0 });
                     let (a, b) = (entity((k * 7919) % 2000), entity((k * 104_729 + 1) % 2000));
                     let mut pair = pair(0, 1);
                     (pair.collider1, pair.collider2) = (a.min(b), a.max(b));
