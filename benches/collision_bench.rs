@@ -4,7 +4,11 @@
 //! ```text
 //! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --workload w1 --n 10000
 //! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --all
+//! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --all --compute-threads 2
 //! ```
+//!
+//! `--compute-threads N` gives Bevy's compute task pool N threads; without it the pool has Bevy's
+//! default size, which is one thread on a machine of two cores.
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
@@ -20,7 +24,9 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
-use bevy_rect_collision_benches::{SeededRng, Spawn, flag_value, median_p99, wrapped_step};
+use bevy_rect_collision_benches::{
+    SeededRng, Spawn, flag_value, median_p99, task_pool_plugin, wrapped_step,
+};
 
 /// Counts allocations, to report how many a frame makes.
 struct CountingAllocator;
@@ -205,10 +211,10 @@ struct Report {
     candidates: usize,
 }
 
-fn run(workload: Workload, n: usize, frames: usize) -> Report {
+fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usize>) -> Report {
     let mut app = App::new();
     app.add_plugins((
-        MinimalPlugins,
+        MinimalPlugins.set(task_pool_plugin(compute_threads)),
         TransformPlugin,
         RectCollisionPlugin::default(),
     ))
@@ -297,6 +303,7 @@ fn main() {
     let frames: usize = value("--frames")
         .and_then(|f| f.parse().ok())
         .unwrap_or(200);
+    let compute_threads = value("--compute-threads").and_then(|n| n.parse().ok());
     let plan: Vec<(Workload, usize)> = if args.iter().any(|a| a == "--all") {
         vec![
             (Workload::UniformMoving, 1_000),
@@ -321,7 +328,7 @@ fn main() {
         } else {
             frames
         };
-        let report = run(workload, n, frames);
+        let report = run(workload, n, frames, compute_threads);
         print_report(workload, n, frames, report);
     }
 }

@@ -151,3 +151,15 @@ pub fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
         .and_then(|i| args.get(i + 1))
         .map(String::as_str)
 }
+
+/// Bevy's task pools with `compute_threads` threads in the compute pool, or Bevy's default sizes for
+/// `None` (on two cores that is one compute thread: the other core goes to the I/O and async pools,
+/// which a headless benchmark leaves idle).
+pub fn task_pool_plugin(compute_threads: Option<usize>) -> bevy::app::TaskPoolPlugin {
+    let mut task_pool_options = bevy::app::TaskPoolOptions::default();
+    if let Some(threads) = compute_threads {
+        task_pool_options.compute.min_threads = threads;
+        task_pool_options.compute.max_threads = threads;
+    }
+    bevy::app::TaskPoolPlugin { task_pool_options }
+}

@@ -69,9 +69,22 @@ fn record_ended(event: On<CollisionEnded>, mut log: ResMut<EventLog>) {
 /// `MinimalPlugins`, `TransformPlugin`, the plugin, and a system recording every message after the
 /// collision update.
 pub fn app() -> App {
+    app_with(MinimalPlugins.build())
+}
+
+/// [`app`] with Bevy's compute task pool given `threads` threads. The pool is global to the process:
+/// a test file using this must build every app the same way.
+pub fn app_with_compute_threads(threads: usize) -> App {
+    let mut task_pool_options = TaskPoolOptions::default();
+    task_pool_options.compute.min_threads = threads;
+    task_pool_options.compute.max_threads = threads;
+    app_with(MinimalPlugins.set(TaskPoolPlugin { task_pool_options }))
+}
+
+fn app_with(minimal_plugins: bevy::app::PluginGroupBuilder) -> App {
     let mut app = App::new();
     app.add_plugins((
-        MinimalPlugins,
+        minimal_plugins,
         TransformPlugin,
         RectCollisionPlugin::default(),
     ))
