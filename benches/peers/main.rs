@@ -4,7 +4,13 @@
 //!
 //! ```text
 //! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100
+//! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100 --compute-threads 2
 //! ```
+//!
+//! A fourth app runs the same colliders' movement and transform propagation with no collision engine.
+//! Its median is subtracted from each engine's, which gives what collision detection adds to a frame:
+//! the ratios are given on both measures. `--compute-threads N` gives Bevy's compute task pool N
+//! threads in every app; without it the pool has Bevy's default size (one thread on two cores).
 //!
 //! The peers are set up for detection only: kinematic sensor colliders with collision events on (for
 //! rapier also `ActiveCollisionTypes::all()`, without which two kinematic bodies never collide), stepped
@@ -19,7 +25,9 @@ use avian2d::prelude as avian;
 use bevy::prelude::*;
 use bevy_rapier2d::prelude as rapier;
 use bevy_rect_collision::prelude::*;
-use bevy_rect_collision_benches::{SeededRng, Spawn, flag_value, median_p99, wrapped_step};
+use bevy_rect_collision_benches::{
+    SeededRng, Spawn, flag_value, median_p99, task_pool_plugin, wrapped_step,
+};
 
 const WARMUP_FRAMES: usize = 10;
 const FRAME_TIME: f32 = 1.0 / 60.0;
@@ -29,16 +37,24 @@ const MAX_DISAGREEMENT_PERCENT: f64 = 3.0;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Engine {
+    /// No collision engine: the movement and transform propagation every engine's frame includes.
+    Baseline,
     Ours,
     Avian,
     Rapier,
 }
 
 impl Engine {
-    const ALL: [Engine; 3] = [Engine::Ours, Engine::Avian, Engine::Rapier];
+    const ALL: [Engine; 4] = [
+        Engine::Baseline,
+        Engine::Ours,
+        Engine::Avian,
+        Engine::Rapier,
+    ];
 
     fn name(self) -> &'static str {
         match self {
+            Engine::Baseline => "no collision engine",
             Engine::Ours => "bevy_rect_collision",
             Engine::Avian => "avian2d 0.7",
             Engine::Rapier => "bevy_rapier2d 0.36",
@@ -99,6 +115,9 @@ fn spawn(world: &mut World, engine: Engine, spawn: &Spawn) {
         turns,
     };
     match engine {
+        Engine::Baseline => {
+            world.spawn((transform, mover));
+        }
         Engine::Ours => {
             let collider = Collider::from_shape(spawn.shape);
             world.spawn((transform, mover, collider));
@@ -140,13 +159,17 @@ fn spawn(world: &mut World, engine: Engine, spawn: &Spawn) {
 }
 
 /// A headless app running `engine` on the spawned colliders.
-fn app(engine: Engine, spawns: &[Spawn], side: f32) -> App {
+fn app(engine: Engine, spawns: &[Spawn], side: f32, compute_threads: Option<usize>) -> App {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, TransformPlugin))
-        .insert_resource(WorldSide(side))
-        .init_resource::<Starts>()
-        .add_systems(Update, move_colliders);
+    app.add_plugins((
+        MinimalPlugins.set(task_pool_plugin(compute_threads)),
+        TransformPlugin,
+    ))
+    .insert_resource(WorldSide(side))
+    .init_resource::<Starts>()
+    .add_systems(Update, move_colliders);
     match engine {
+        Engine::Baseline => {}
         Engine::Ours => {
             app.add_plugins(RectCollisionPlugin::default())
                 .add_systems(Last, count_ours);
@@ -175,8 +198,14 @@ struct Run {
     starts: usize,
 }
 
-fn run(engine: Engine, spawns: &[Spawn], side: f32, frames: usize) -> Run {
-    let mut app = app(engine, spawns, side);
+fn run(
+    engine: Engine,
+    spawns: &[Spawn],
+    side: f32,
+    frames: usize,
+    compute_threads: Option<usize>,
+) -> Run {
+    let mut app = app(engine, spawns, side, compute_threads);
     let mut samples = Vec::with_capacity(frames);
     for frame in 0..WARMUP_FRAMES + frames {
         let start = Instant::now();
@@ -199,19 +228,22 @@ fn main() {
     let value = |flag: &str| flag_value(&args, flag).and_then(|v| v.parse::<usize>().ok());
     let n = value("--n").unwrap_or(10_000);
     let frames = value("--frames").unwrap_or(100);
+    let compute_threads = value("--compute-threads");
     let side = 4.0 * (n as f32).sqrt();
     let mut rng = SeededRng::new(0x5eed_0000 + n as u64);
     let spawns: Vec<Spawn> = (0..n)
         .map(|i| Spawn::generate(&mut rng, i, side, true))
         .collect();
 
+    let threads = compute_threads.map_or("Bevy's default".to_string(), |t| t.to_string());
     println!(
-        "w1 uniform moving n={n} frames={frames} (+{WARMUP_FRAMES} warm-up), whole app.update() per frame"
+        "w1 uniform moving n={n} frames={frames} (+{WARMUP_FRAMES} warm-up), whole app.update() per \
+         frame, compute threads: {threads}"
     );
     let runs: Vec<Run> = Engine::ALL
         .iter()
         .map(|&engine| {
-            let run = run(engine, &spawns, side, frames);
+            let run = run(engine, &spawns, side, frames, compute_threads);
             println!(
                 "  {:<20} median {:9.3} ms   p99 {:9.3} ms   collisions started {}",
                 engine.name(),
@@ -222,25 +254,36 @@ fn main() {
             run
         })
         .collect();
-    let ours = &runs[0];
+    let baseline = runs[0].median;
+    // What the engine adds to a frame over moving the colliders alone.
+    let added = |run: &Run| (run.median - baseline).max(f64::EPSILON);
+    let ours = &runs[1];
+    println!(
+        "  collision detection adds {:.3} ms to a frame with bevy_rect_collision",
+        added(ours)
+    );
     let mut agree = true;
-    for peer in &runs[1..] {
+    for peer in &runs[2..] {
         let disagreement =
             (peer.starts as f64 - ours.starts as f64) / (ours.starts.max(1) as f64) * 100.0;
         agree &= disagreement.abs() <= MAX_DISAGREEMENT_PERCENT;
         println!(
-            "  {} takes {:.1}x our time (median); its starts differ from ours by {disagreement:+.2}%",
+            "  {} adds {:.3} ms: {:.1}x ours ({:.1}x on whole frames); its starts differ from ours by \
+             {disagreement:+.2}%",
             peer.engine.name(),
+            added(peer),
+            added(peer) / added(ours),
             peer.median / ours.median
         );
     }
-    let fastest_peer = runs[1..]
+    let faster_peer = runs[2..]
         .iter()
-        .map(|run| run.median)
-        .fold(f64::INFINITY, f64::min);
+        .min_by(|a, b| a.median.total_cmp(&b.median))
+        .expect("two peers");
     println!(
-        "  against the faster peer: {:.1}x",
-        fastest_peer / ours.median
+        "  against the faster peer: {:.1}x on the time collision detection adds, {:.1}x on whole frames",
+        added(faster_peer) / added(ours),
+        faster_peer.median / ours.median
     );
     if !agree {
         eprintln!(
