@@ -4,7 +4,12 @@
 //! the boxes, so two overlapping boxes sit in the same or in adjacent cells: every pair is found once by
 //! looking at a collider's own cell and four of its neighbours (east, north-west, north, north-east).
 //! The colliders are sorted by cell (a counting sort), so each cell is a contiguous run of the arrays,
-//! the pair loop reads memory in sequence, and one box-overlap test is one vector comparison. Cell size
+//! the pair loop reads memory in sequence, and one box-overlap test is one vector comparison. The loop
+//! goes box by box over two runs of the sorted order (the rest of the box's cell with the east cell,
+//! and the three cells above), with an empty border of cells so that no neighbour needs a bounds check,
+//! and it writes every tested pair and keeps only the hits, without a branch on the hit. A loop over
+//! cells with a branch per hit took 0.26 ms for 10,000 colliders of workload W1, this one 0.13 ms;
+//! four-wide vector tests over columns of the bounds were slower than either. Cell size
 //! and region come from a sample of the colliders (a high percentile of their sizes and the 5th to 95th
 //! percentiles of their centres): far-away colliders land in the border cells, and boxes larger than a
 //! cell go to a list tested against the cells they reach.
@@ -33,24 +38,27 @@ pub(crate) struct UniformGrid {
     cell_start: Vec<u32>,
     /// Each input box's cell, [`LARGE`] for a box larger than a cell.
     keys: Vec<u32>,
+    /// The same in the sorted order.
+    sorted_keys: Vec<u32>,
     /// Where the next box of each cell goes, while sorting.
     cursor: Vec<u32>,
     /// The boxes in the sorted order, packed.
     bounds: Vec<Bounds>,
     /// Per-task pair buffers, kept between updates.
-    chunk_pairs: Vec<Vec<(u32, u32)>>,
+    chunk_pairs: Vec<PairBuffer>,
     sample: Vec<f32>,
 }
 
 impl UniformGrid {
-    /// The cell holding `point`, clamped to the grid.
+    /// The cell holding `point`, clamped to the grid less its border: the first and last columns and
+    /// the top row stay empty, so that every cell a box is in has neighbours on each side and above.
     #[inline]
     fn cell_of(&self, point: Vec2) -> [usize; 2] {
         let local = (point - self.origin) * self.inverse_cell_size;
-        // `max` turns NaN into 0, `min` keeps infinities in the grid, and `as` truncates.
+        // `max` turns NaN into the lowest cell, `min` keeps infinities in the grid, and `as` truncates.
         [
-            local.x.max(0.0).min((self.dims[0] - 1) as f32) as usize,
-            local.y.max(0.0).min((self.dims[1] - 1) as f32) as usize,
+            local.x.max(1.0).min((self.dims[0] - 2) as f32) as usize,
+            local.y.max(0.0).min((self.dims[1] - 2) as f32) as usize,
         ]
     }
 
@@ -104,11 +112,17 @@ impl UniformGrid {
         let low = p5 - band * 0.06 - cell_size;
         let high = p95 + band * 0.06 + cell_size;
         let dims = ((high - low) / cell_size).ceil();
+        // The border: a column either side and a row on top (see `cell_of`).
         self.dims = [
-            (dims.x as usize).clamp(1, MAX_CELLS_PER_AXIS),
-            (dims.y as usize).clamp(1, MAX_CELLS_PER_AXIS),
+            (dims.x as usize).clamp(1, MAX_CELLS_PER_AXIS) + 2,
+            (dims.y as usize).clamp(1, MAX_CELLS_PER_AXIS) + 1,
         ];
-        self.origin = if low.is_finite() { low } else { Vec2::ZERO };
+        // Column 1 starts at the region's low edge.
+        self.origin = if low.is_finite() {
+            low - Vec2::new(cell_size, 0.0)
+        } else {
+            Vec2::ZERO
+        };
         self.cell_size = cell_size;
         self.inverse_cell_size = cell_size.recip();
     }
@@ -135,6 +149,8 @@ impl UniformGrid {
         self.cursor.clone_from(&self.cell_start);
         order.clear();
         order.resize(aabbs.len(), 0);
+        self.sorted_keys.clear();
+        self.sorted_keys.resize(aabbs.len(), LARGE);
         let mut next_large = self.cell_start[cell_count] as usize;
         for (index, &key) in keys.iter().enumerate() {
             let slot = if key == LARGE {
@@ -146,6 +162,7 @@ impl UniformGrid {
                 *cursor as usize - 1
             };
             order[slot] = index as u32;
+            self.sorted_keys[slot] = key;
         }
         self.bounds.clear();
         self.bounds.extend(
@@ -220,108 +237,118 @@ impl UniformGrid {
         })
     }
 
-    /// Finds every pair of boxes that overlap (boundary included) and that `accept` allows, as indices
-    /// into the sorted order, in a deterministic order, into `pairs`.
-    pub(crate) fn find_pairs(
-        &mut self,
-        accept: impl Fn(usize, usize) -> bool + Sync,
-        pairs: &mut Vec<(u32, u32)>,
-    ) {
+    /// Finds every pair of boxes that overlap (boundary included), as indices into the sorted order, in
+    /// a deterministic order, into `pairs`.
+    pub(crate) fn find_pairs(&mut self, pairs: &mut Vec<(u32, u32)>) {
         pairs.clear();
         let count = self.bounds.len();
         if count < 2 {
             return;
         }
-        let [width, height] = self.dims;
+        let width = self.dims[0];
         let first_large = self.first_large();
         let mut buffers = core::mem::take(&mut self.chunk_pairs);
         let grid = &*self;
-        // Pairs each box of the rows `rows` with the boxes after it in the forward half of its
-        // neighbourhood. The neighbour runs are found once per cell, not once per box.
-        let rows_pairs = |rows: core::ops::Range<usize>, out: &mut Vec<(u32, u32)>| {
-            out.clear();
+        // Pairs each box of `boxes` with the boxes after it in the forward half of its neighbourhood.
+        let boxes_pairs = |boxes: core::ops::Range<usize>, out: &mut PairBuffer| {
             let start_of = |cell: usize| grid.cell_start[cell] as usize;
-            for y in rows {
-                for x in 0..width {
-                    let cell = y * width + x;
-                    let own = start_of(cell)..start_of(cell + 1);
-                    if own.is_empty() {
-                        continue;
-                    }
-                    // The rest of the own cell, then the east cell: one run of the sorted order.
-                    let east_end = start_of(cell + 1 + usize::from(x + 1 < width));
-                    // North-west, north and north-east: one run of the next row.
-                    let north = if y + 1 < height {
-                        let north = cell + width;
-                        start_of(north - usize::from(x > 0))
-                            ..start_of(north + 1 + usize::from(x + 1 < width))
-                    } else {
-                        0..0
-                    };
-                    for i in own {
-                        let reach = grid.bounds[i].reach();
-                        grid.scan(i, reach, i + 1..east_end, &accept, out);
-                        grid.scan(i, reach, north.clone(), &accept, out);
-                    }
+            // Locals, not the buffer's fields, so that the loop keeps them in registers.
+            let (slots, mut len) = (&mut out.slots, 0);
+            for i in boxes {
+                let cell = grid.sorted_keys[i] as usize;
+                let reach = grid.bounds[i].reach();
+                // The rest of the own cell, then the east cell: one run of the sorted order.
+                let own_and_east = i + 1..start_of(cell + 2);
+                // North-west, north and north-east: one run of the next row.
+                let north = start_of(cell + width - 1)..start_of(cell + width + 2);
+                PairBuffer::reserve(slots, len + own_and_east.len() + north.len());
+                for run in [own_and_east, north] {
+                    len = write_overlapping(slots, len, &grid.bounds, i, reach, run);
                 }
             }
+            out.len = len;
         };
         let pool = ComputeTaskPool::try_get().filter(|_| first_large >= PARALLEL_THRESHOLD);
-        let chunk_count = pool
-            .map_or(1, |pool| pool.thread_num().max(1) * 4)
-            .min(height);
-        let band = height.div_ceil(chunk_count);
-        buffers.resize_with(chunk_count, Vec::new);
-        let buffers = match pool {
+        let chunk_count = pool.map_or(1, |pool| pool.thread_num().max(1) * 4);
+        let chunk_len = first_large.div_ceil(chunk_count);
+        let chunk =
+            |k: usize| (k * chunk_len).min(first_large)..((k + 1) * chunk_len).min(first_large);
+        buffers.resize_with(chunk_count, PairBuffer::default);
+        let mut buffers = match pool {
             Some(pool) => pool.scope(|scope| {
-                for (chunk, mut out) in buffers.drain(..).enumerate() {
-                    let rows_pairs = &rows_pairs;
-                    let rows = (chunk * band).min(height)..((chunk + 1) * band).min(height);
+                for (k, mut out) in buffers.drain(..).enumerate() {
+                    let boxes_pairs = &boxes_pairs;
+                    let boxes = chunk(k);
                     scope.spawn(async move {
-                        rows_pairs(rows, &mut out);
+                        boxes_pairs(boxes, &mut out);
                         out
                     });
                 }
             }),
             None => {
-                rows_pairs(0..height, &mut buffers[0]);
+                boxes_pairs(0..first_large, &mut buffers[0]);
                 buffers
             }
         };
-        for out in &buffers {
-            pairs.extend_from_slice(out);
-        }
-
-        // Boxes too large for a cell (sorted last), against the cells they reach.
+        // Boxes too large for a cell (sorted last), against the cells they reach, and against each
+        // other once.
+        let large = buffers.last_mut().expect("at least one buffer");
         for i in first_large..count {
             let reach = self.bounds[i].reach();
-            for run in self.runs_reaching(&self.bounds[i].aabb()) {
-                self.scan(i, reach, run, &accept, pairs);
+            let runs = self.runs_reaching(&self.bounds[i].aabb());
+            for run in runs.chain(core::iter::once(i + 1..count)) {
+                PairBuffer::reserve(&mut large.slots, large.len + run.len());
+                large.len =
+                    write_overlapping(&mut large.slots, large.len, &self.bounds, i, reach, run);
             }
-            // Large against large, each pair once.
-            self.scan(i, reach, i + 1..count, &accept, pairs);
+        }
+        for out in &buffers {
+            pairs.extend_from_slice(out.pairs());
         }
         self.chunk_pairs = buffers;
     }
+}
 
-    /// Pairs box `i`, whose [`Bounds::reach`] is `reach`, with each box of `others` it overlaps.
+/// Pairs written without a branch on each test: every tested pair is written, and the length moves on
+/// past the hits only, so the loop mispredicts neither hits nor misses.
+#[derive(Debug, Default)]
+struct PairBuffer {
+    /// The pairs up to `len`, then room to write the next run's tests into.
+    slots: Vec<(u32, u32)>,
+    len: usize,
+}
+
+impl PairBuffer {
+    fn pairs(&self) -> &[(u32, u32)] {
+        &self.slots[..self.len]
+    }
+
+    /// Grows `slots` to at least `needed`.
     #[inline(always)]
-    fn scan(
-        &self,
-        i: usize,
-        reach: Vec4,
-        others: core::ops::Range<usize>,
-        accept: &impl Fn(usize, usize) -> bool,
-        out: &mut Vec<(u32, u32)>,
-    ) {
-        let first = others.start;
-        for (offset, bounds) in self.bounds[others].iter().enumerate() {
-            let j = first + offset;
-            if bounds.overlaps(reach) && accept(i, j) {
-                out.push((i as u32, j as u32));
-            }
+    fn reserve(slots: &mut Vec<(u32, u32)>, needed: usize) {
+        if slots.len() < needed {
+            slots.resize(needed.max(slots.len() * 2), (0, 0));
         }
     }
+}
+
+/// Writes the pairs of box `i`, whose [`Bounds::reach`] is `reach`, with each box of `run` into `slots`
+/// from `len`, keeping those that overlap; returns the new length. `slots` must have room for the run.
+#[inline(always)]
+fn write_overlapping(
+    slots: &mut [(u32, u32)],
+    mut len: usize,
+    bounds: &[Bounds],
+    i: usize,
+    reach: Vec4,
+    run: core::ops::Range<usize>,
+) -> usize {
+    let first = run.start;
+    for (offset, other) in bounds[run].iter().enumerate() {
+        slots[len] = (i as u32, (first + offset) as u32);
+        len += usize::from(other.overlaps(reach));
+    }
+    len
 }
 
 /// A box packed for a one-instruction overlap test: `(min.x, min.y, -max.x, -max.y)`.

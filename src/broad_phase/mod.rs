@@ -66,6 +66,9 @@ pub struct BroadPhase {
     order: Vec<u32>,
     spare_entries: Vec<ColliderEntry>,
     invalid: usize,
+    /// Whether some collider has layers other than [`CollisionLayers::ALL`], so that pairs must be
+    /// filtered by layers; as of the last full build.
+    layered: bool,
 }
 
 impl BroadPhase {
@@ -114,6 +117,7 @@ impl BroadPhase {
             spare_entries,
             moved,
             invalid,
+            layered,
             ..
         } = self;
         entries.clear();
@@ -139,10 +143,17 @@ impl BroadPhase {
         spare_entries.extend(order.iter().map(|&i| entries[i as usize]));
         core::mem::swap(entries, spare_entries);
         let entries = &*entries;
-        grid.find_pairs(
-            |i, j| entries[i].layers.interacts_with(&entries[j].layers),
-            candidates,
-        );
+        grid.find_pairs(candidates);
+        *layered = entries
+            .iter()
+            .any(|entry| entry.layers != CollisionLayers::ALL);
+        if *layered {
+            candidates.retain(|&(i, j)| {
+                entries[i as usize]
+                    .layers
+                    .interacts_with(&entries[j as usize].layers)
+            });
+        }
         moved.reset(entries);
     }
 
@@ -188,6 +199,7 @@ impl BroadPhase {
             moved_grid,
             aabbs,
             order,
+            layered,
             ..
         } = self;
         let slots = moved.slots();
@@ -201,20 +213,16 @@ impl BroadPhase {
         moved_grid.sort(aabbs, order);
         let slot = |k: usize| slots[order[k] as usize] as usize;
         let entries = &*entries;
-        moved_grid.find_pairs(
-            |i, j| {
-                entries[slot(i)]
-                    .layers
-                    .interacts_with(&entries[slot(j)].layers)
-            },
-            candidates,
-        );
+        moved_grid.find_pairs(candidates);
         for (i, j) in candidates.iter_mut() {
             (*i, *j) = (slot(*i as usize) as u32, slot(*j as usize) as u32);
         }
+        let interact = |i: usize, j: usize| entries[i].layers.interacts_with(&entries[j].layers);
+        if *layered {
+            candidates.retain(|&(i, j)| interact(i as usize, j as usize));
+        }
         let mut push_if_still = |slot: usize, other: usize| {
-            if !moved.is_moved(other) && entries[slot].layers.interacts_with(&entries[other].layers)
-            {
+            if !moved.is_moved(other) && interact(slot, other) {
                 candidates.push((slot as u32, other as u32));
             }
         };
@@ -320,13 +328,11 @@ mod tests {
         let mut order = Vec::new();
         grid.sort(aabbs, &mut order);
         let mut found = Vec::new();
-        grid.find_pairs(
-            |i, j| accept(order[i] as usize, order[j] as usize),
-            &mut found,
-        );
+        grid.find_pairs(&mut found);
         let mut found: Vec<_> = found
             .into_iter()
             .map(|(i, j)| (order[i as usize], order[j as usize]))
+            .filter(|&(i, j)| accept(i as usize, j as usize))
             .map(|(i, j)| (i.min(j), i.max(j)))
             .collect();
         found.sort_unstable();
