@@ -211,33 +211,36 @@ impl Collider {
     /// assert!(Collider::circle(f32::NAN).world_shape(&pose).is_none());
     /// ```
     pub fn world_shape(&self, pose: &Pose2d) -> Option<WorldShape> {
-        if !self.has_valid_size() || !pose.is_valid() {
-            return None;
-        }
-        let shape = match self.shape {
+        let (shape, center, size) = match self.shape {
             ColliderShape::Rect { half_size } => {
-                WorldRect::from_pose(pose, half_size, self.offset).into()
+                let rect = WorldRect::from_pose(pose, half_size, self.offset);
+                (rect.into(), rect.center, rect.half_size)
             }
             ColliderShape::RotatedRect { half_size } => {
-                WorldRotatedRect::from_pose(pose, half_size, self.offset).into()
+                let rect = WorldRotatedRect::from_pose(pose, half_size, self.offset);
+                (rect.into(), rect.center, rect.half_size)
             }
             ColliderShape::Circle { radius } => {
-                WorldCircle::from_pose(pose, radius, self.offset).into()
+                let circle = WorldCircle::from_pose(pose, radius, self.offset);
+                (circle.into(), circle.center, Vec2::splat(circle.radius))
             }
         };
-        is_usable(&shape).then_some(shape)
+        // One check without branches, where a branch per number cost more than building the shape
+        // (22 ns a collider in all, 18 ns now: `cargo bench --bench prepare`). The translation reaches
+        // the centre, and a size that is not finite and positive gives a size that is not either; huge
+        // poses can overflow to infinity and tiny scales underflow to zero, which the same check
+        // catches. A scale of zero on one axis is checked apart: a circle's radius follows the other.
+        let valid = Vec4::new(center.x, center.y, size.x, size.y).is_finite_mask()
+            & Vec4::new(
+                pose.rotation.cos,
+                pose.rotation.sin,
+                pose.scale.x,
+                pose.scale.y,
+            )
+            .is_finite_mask();
+        let positive = size.cmpgt(Vec2::ZERO) & pose.scale.cmpne(Vec2::ZERO);
+        (valid.all() & positive.all()).then_some(shape)
     }
-}
-
-/// Whether a world shape is finite and of positive size: huge poses can overflow to infinity and tiny
-/// scales can underflow to zero.
-fn is_usable(shape: &WorldShape) -> bool {
-    shape.is_finite()
-        && match shape {
-            WorldShape::Rect(r) => r.half_size.x > 0.0 && r.half_size.y > 0.0,
-            WorldShape::RotatedRect(r) => r.half_size.x > 0.0 && r.half_size.y > 0.0,
-            WorldShape::Circle(c) => c.radius > 0.0,
-        }
 }
 
 /// The 2D pose of a `GlobalTransform`: translation, rotation about Z, and scale, mirroring included.
@@ -446,4 +449,99 @@ fn mark_validity(
             commands.entity(entity).try_insert(InvalidCollider);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The check `world_shape` makes in one go, spelled out: the collider's size and the pose valid,
+    /// and the result finite and of positive size.
+    fn valid_by_parts(collider: &Collider, pose: &Pose2d, shape: &WorldShape) -> bool {
+        let positive = match shape {
+            WorldShape::Rect(r) => r.half_size.x > 0.0 && r.half_size.y > 0.0,
+            WorldShape::RotatedRect(r) => r.half_size.x > 0.0 && r.half_size.y > 0.0,
+            WorldShape::Circle(c) => c.radius > 0.0,
+        };
+        collider.has_valid_size() && pose.is_valid() && shape.is_finite() && positive
+    }
+
+    #[test]
+    fn world_shape_rejects_exactly_what_the_checks_by_parts_reject() {
+        let specials = [
+            1.0,
+            -1.0,
+            0.0,
+            -0.0,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            1e-30,
+            1e30,
+            f32::MAX,
+        ];
+        let rotations = [
+            Rot2::IDENTITY,
+            Rot2::radians(0.7),
+            Rot2 {
+                cos: f32::NAN,
+                sin: 0.0,
+            },
+            Rot2 {
+                cos: 1.0,
+                sin: f32::INFINITY,
+            },
+        ];
+        let (mut accepted, mut rejected) = (0, 0);
+        for &size in &specials {
+            for &scale in &specials {
+                for &translation in &specials {
+                    for rotation in rotations {
+                        for offset in [Vec2::ZERO, Vec2::new(3.0, -1.0)] {
+                            let pose = Pose2d::new(
+                                Vec2::new(translation, 2.0),
+                                rotation,
+                                Vec2::new(scale, 1.5),
+                            );
+                            for shape in [
+                                ColliderShape::Rect {
+                                    half_size: Vec2::new(size, 1.0),
+                                },
+                                ColliderShape::RotatedRect {
+                                    half_size: Vec2::new(1.0, size),
+                                },
+                                ColliderShape::Circle { radius: size },
+                            ] {
+                                let collider = Collider::from_shape(shape).with_offset(offset);
+                                let built = collider.world_shape(&pose);
+                                // The same shape, built without any check.
+                                let unchecked: WorldShape = match shape {
+                                    ColliderShape::Rect { half_size } => {
+                                        WorldRect::from_pose(&pose, half_size, offset).into()
+                                    }
+                                    ColliderShape::RotatedRect { half_size } => {
+                                        WorldRotatedRect::from_pose(&pose, half_size, offset).into()
+                                    }
+                                    ColliderShape::Circle { radius } => {
+                                        WorldCircle::from_pose(&pose, radius, offset).into()
+                                    }
+                                };
+                                let expected = valid_by_parts(&collider, &pose, &unchecked);
+                                assert_eq!(built.is_some(), expected, "{collider:?} at {pose:?}");
+                                if expected {
+                                    accepted += 1;
+                                } else {
+                                    rejected += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            accepted > 100 && rejected > 100,
+            "both answers tested: {accepted} accepted, {rejected} rejected"
+        );
+    }
 }
