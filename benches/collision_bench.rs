@@ -56,6 +56,21 @@ unsafe impl GlobalAlloc for CountingAllocator {
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
+/// The allocation count when the collision pipeline started this frame, and how many it made.
+#[derive(Resource, Default)]
+struct PipelineAllocations {
+    at_start: u64,
+    made: u64,
+}
+
+fn count_before_pipeline(mut counts: ResMut<PipelineAllocations>) {
+    counts.at_start = ALLOCATIONS.load(Ordering::Relaxed);
+}
+
+fn count_after_pipeline(mut counts: ResMut<PipelineAllocations>) {
+    counts.made = ALLOCATIONS.load(Ordering::Relaxed) - counts.at_start;
+}
+
 const WARMUP_FRAMES: usize = 10;
 const FRAME_TIME: f32 = 1.0 / 60.0;
 
@@ -205,6 +220,7 @@ struct Report {
     stages: [(&'static str, Vec<Duration>); 5],
     update: Vec<Duration>,
     allocations: Vec<u64>,
+    pipeline_allocations: Vec<u64>,
     started: usize,
     ended: usize,
     touching: usize,
@@ -225,8 +241,16 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         rng: SeededRng::new(0x5eed_0000 + n as u64),
         movers: Vec::new(),
     })
+    .init_resource::<PipelineAllocations>()
     .add_systems(Startup, setup)
-    .add_systems(Update, step);
+    .add_systems(Update, step)
+    .add_systems(
+        PostUpdate,
+        (
+            count_before_pipeline.before(CollisionSystems::Prepare),
+            count_after_pipeline.after(CollisionSystems::Events),
+        ),
+    );
     app.finish();
     app.cleanup();
     let mut report = Report {
@@ -239,6 +263,7 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         ],
         update: Vec::new(),
         allocations: Vec::new(),
+        pipeline_allocations: Vec::new(),
         started: 0,
         ended: 0,
         touching: 0,
@@ -267,6 +292,9 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         report
             .allocations
             .push(ALLOCATIONS.load(Ordering::Relaxed) - allocations);
+        report
+            .pipeline_allocations
+            .push(app.world().resource::<PipelineAllocations>().made);
         report.started += d.started;
         report.ended += d.ended;
         report.touching = d.touching_pairs;
@@ -287,8 +315,10 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
         "update"
     );
     report.allocations.sort_unstable();
+    report.pipeline_allocations.sort_unstable();
     println!(
-        "  allocations per frame: median {} (whole app.update)   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}",
+        "  allocations per frame: median {} in the pipeline, {} in the whole app.update   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}",
+        report.pipeline_allocations[report.pipeline_allocations.len() / 2],
         report.allocations[report.allocations.len() / 2],
         report.candidates,
         report.touching,

@@ -166,7 +166,10 @@ pub(crate) fn find_contacts(
         }
     };
     let candidates = &broad_phase.candidates;
-    match ComputeTaskPool::try_get().filter(|_| candidates.len() >= PARALLEL_THRESHOLD) {
+    // One thread gains nothing from the pool's tasks and pays for them (allocations included).
+    let pool = ComputeTaskPool::try_get()
+        .filter(|pool| pool.thread_num() > 1 && candidates.len() >= PARALLEL_THRESHOLD);
+    match pool {
         Some(pool) => {
             let chunk_len = candidates.len().div_ceil(pool.thread_num().max(1) * 4);
             let mut buffers = core::mem::take(chunks);

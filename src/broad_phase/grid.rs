@@ -268,7 +268,9 @@ impl UniformGrid {
             }
             out.len = len;
         };
-        let pool = ComputeTaskPool::try_get().filter(|_| first_large >= PARALLEL_THRESHOLD);
+        // One thread gains nothing from the pool's tasks and pays for them (allocations included).
+        let pool = ComputeTaskPool::try_get()
+            .filter(|pool| pool.thread_num() > 1 && first_large >= PARALLEL_THRESHOLD);
         let chunk_count = pool.map_or(1, |pool| pool.thread_num().max(1) * 4);
         let chunk_len = first_large.div_ceil(chunk_count);
         let chunk =
