@@ -379,31 +379,15 @@ pub(crate) fn update_world_shapes(
     let timer = crate::diagnostics::StageTimer::start();
     let threads = bevy::tasks::ComputeTaskPool::try_get().map_or(1, |pool| pool.thread_num());
     if threads > 1 {
-        colliders.par_iter_mut().for_each(
-            |(entity, collider, transform, mut world_shape, was_invalid)| {
-                if rebuild_world_shape(
-                    &commands,
-                    entity,
-                    collider,
-                    transform,
-                    &mut world_shape,
-                    was_invalid,
-                ) {
-                    moved.borrow_local_mut().push(entity);
-                }
-            },
-        );
+        colliders.par_iter_mut().for_each(|item| {
+            if let Some(entity) = rebuild_world_shape(&commands, item) {
+                moved.borrow_local_mut().push(entity);
+            }
+        });
         moved.drain_into(&mut broad_phase.moved_entities);
     } else {
-        for (entity, collider, transform, mut world_shape, was_invalid) in &mut colliders {
-            if rebuild_world_shape(
-                &commands,
-                entity,
-                collider,
-                transform,
-                &mut world_shape,
-                was_invalid,
-            ) {
+        for item in &mut colliders {
+            if let Some(entity) = rebuild_world_shape(&commands, item) {
                 broad_phase.moved_entities.push(entity);
             }
         }
@@ -412,21 +396,25 @@ pub(crate) fn update_world_shapes(
 }
 
 /// Rebuilds one collider's world shape from its transform, and marks it valid or invalid when that
-/// changed; returns whether the shape changed.
+/// changed; returns the entity when its shape changed.
 #[inline(always)]
 fn rebuild_world_shape(
     commands: &ParallelCommands,
-    entity: Entity,
-    collider: &Collider,
-    transform: &GlobalTransform,
-    world_shape: &mut Mut<ColliderWorldShape>,
-    was_invalid: bool,
-) -> bool {
+    (entity, collider, transform, mut world_shape, was_invalid): (
+        Entity,
+        &Collider,
+        &GlobalTransform,
+        Mut<ColliderWorldShape>,
+        bool,
+    ),
+) -> Option<Entity> {
     let shape = collider.world_shape(&pose_from_global_transform(transform));
     if shape.is_some() == was_invalid {
         mark_validity(commands, entity, collider, transform, shape.is_some());
     }
-    world_shape.set_if_neq(ColliderWorldShape(shape))
+    world_shape
+        .set_if_neq(ColliderWorldShape(shape))
+        .then_some(entity)
 }
 
 /// Adds or removes [`InvalidCollider`] when a collider's validity changed, warning when it became invalid.
