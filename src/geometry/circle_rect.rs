@@ -40,18 +40,20 @@ pub(crate) fn contact_box_circle_local(
             depth: (radius - distance).max(0.0),
         });
     }
-    // The centre is inside the box or on its boundary: push out through the nearest side.
+    // The centre is inside the box or on its boundary: push out through the nearest side. At
+    // subnormal scales the squared distance can underflow to zero with the centre just outside; the
+    // depth is then clamped at zero, like the outside branch's, rather than left negative.
     let to_side = half_size - center.abs();
     let sign = |value: f32| if value < 0.0 { -1.0 } else { 1.0 };
     Some(if to_side.x < to_side.y {
         Contact {
             normal: Vec2::new(sign(center.x), 0.0),
-            depth: radius + to_side.x,
+            depth: (radius + to_side.x).max(0.0),
         }
     } else {
         Contact {
             normal: Vec2::new(0.0, sign(center.y)),
-            depth: radius + to_side.y,
+            depth: (radius + to_side.y).max(0.0),
         }
     })
 }
@@ -151,6 +153,30 @@ mod tests {
             false,
             "off the corner (45°)",
         );
+    }
+
+    #[test]
+    fn squared_distance_underflow_never_gives_a_negative_depth() {
+        // Found by the CI fuzz run: the centre lies 1.2e-38 beyond the side, its square underflows
+        // to zero, and the inside branch used to return a depth of -1.2e-38.
+        let circle = WorldCircle::new(Vec2::new(1.2212327e-38, 0.0), 3e-45);
+        let rect = WorldRect::new(Vec2::new(0.0, 3e-45), Vec2::new(3.229e-42, 1.8402e-40));
+        for contact in [
+            contact_circle_rect(&circle, &rect, OverlapMode::Closed),
+            contact_rect_circle(&rect, &circle, OverlapMode::Closed),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            assert!(
+                contact.depth >= 0.0 && contact.depth.is_finite(),
+                "depth {contact:?}"
+            );
+            assert!(
+                (contact.normal.length() - 1.0).abs() < 1e-6,
+                "unit normal {contact:?}"
+            );
+        }
     }
 
     #[test]
