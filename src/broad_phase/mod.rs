@@ -123,6 +123,7 @@ impl BroadPhase {
         entries.clear();
         aabbs.clear();
         *invalid = 0;
+        *layered = false;
         for (entity, shape, layers) in colliders {
             match shape.0 {
                 Some(shape) => {
@@ -132,6 +133,7 @@ impl BroadPhase {
                         shape,
                     });
                     aabbs.push(padded(shape.aabb()));
+                    *layered |= *layers != CollisionLayers::ALL;
                 }
                 None => *invalid += 1,
             }
@@ -144,9 +146,6 @@ impl BroadPhase {
         core::mem::swap(entries, spare_entries);
         let entries = &*entries;
         grid.find_pairs(candidates);
-        *layered = entries
-            .iter()
-            .any(|entry| entry.layers != CollisionLayers::ALL);
         if *layered {
             candidates.retain(|&(i, j)| {
                 entries[i as usize]
@@ -154,7 +153,7 @@ impl BroadPhase {
                     .interacts_with(&entries[j as usize].layers)
             });
         }
-        moved.reset(entries);
+        moved.reset();
     }
 
     /// Takes this update's moved colliders into the entries and finds the pairs that involve a collider
@@ -168,6 +167,7 @@ impl BroadPhase {
         if at_most * MOVED_SHARE > self.entries.len() {
             return false;
         }
+        self.moved.index(&self.entries);
         // Check every moved collider before changing anything. One that is not in the query is
         // disabled and takes no part.
         self.moved_shapes.clear();

@@ -22,11 +22,25 @@ pub(crate) struct MovedSinceBuild {
     is_moved_by_index: Vec<bool>,
     /// The moved slots, each once, in the order they first moved.
     slots: Vec<u32>,
+    /// Whether the tables above describe the entries of the last build. A build only clears this flag:
+    /// the tables are filled when an update first needs them ([`Self::index`]), so that updates where
+    /// most colliders move, and a full build follows every one, never pay for them.
+    indexed: bool,
 }
 
 impl MovedSinceBuild {
-    /// Forgets every move: the grid was just built over `entries`.
-    pub(crate) fn reset(&mut self, entries: &[ColliderEntry]) {
+    /// Forgets every move: the grid was just built. Call [`Self::index`] before the other queries.
+    pub(crate) fn reset(&mut self) {
+        self.slots.clear();
+        self.indexed = false;
+    }
+
+    /// Fills the tables for `entries`, the entries of the last build, unless they are filled already.
+    pub(crate) fn index(&mut self, entries: &[ColliderEntry]) {
+        if self.indexed {
+            return;
+        }
+        self.indexed = true;
         self.is_moved.clear();
         self.is_moved.resize(entries.len(), false);
         self.slots.clear();
@@ -44,12 +58,14 @@ impl MovedSinceBuild {
     /// The slot of `entity`'s entry in `entries`, if it has one.
     #[inline]
     pub(crate) fn slot(&self, entity: Entity, entries: &[ColliderEntry]) -> Option<usize> {
+        debug_assert!(self.indexed, "`index` comes before `slot`");
         let slot = *self.slot_of.get(entity.index_u32() as usize)? as usize;
         (entries.get(slot)?.entity == entity).then_some(slot)
     }
 
     /// Records that the entry at `slot`, `entity`'s, moved.
     pub(crate) fn mark(&mut self, slot: usize, entity: Entity) {
+        debug_assert!(self.indexed, "`index` comes before `mark`");
         if !self.is_moved[slot] {
             self.is_moved[slot] = true;
             self.is_moved_by_index[entity.index_u32() as usize] = true;
@@ -60,6 +76,7 @@ impl MovedSinceBuild {
     /// Whether the entry at `slot` moved since the build.
     #[inline]
     pub(crate) fn is_moved(&self, slot: usize) -> bool {
+        debug_assert!(self.indexed, "`index` comes before `is_moved`");
         self.is_moved[slot]
     }
 
@@ -67,6 +84,7 @@ impl MovedSinceBuild {
     /// moved.
     #[inline]
     pub(crate) fn has_moved(&self, entity: Entity) -> bool {
+        debug_assert!(self.indexed, "`index` comes before `has_moved`");
         self.is_moved_by_index
             .get(entity.index_u32() as usize)
             .is_none_or(|&moved| moved)
@@ -99,7 +117,8 @@ mod tests {
     fn finds_slots_and_records_moves_once() {
         let entries = entries(&[7, 3, 12]);
         let mut moved = MovedSinceBuild::default();
-        moved.reset(&entries);
+        moved.reset();
+        moved.index(&entries);
         let [seven, three, twelve] = [entries[0].entity, entries[1].entity, entries[2].entity];
         assert_eq!(moved.slot(three, &entries), Some(1), "3 is in slot 1");
         assert_eq!(
@@ -116,18 +135,21 @@ mod tests {
             moved.has_moved(Entity::from_raw_u32(99).unwrap()),
             "an entity never seen counts as moved"
         );
-        moved.reset(&entries);
+        moved.reset();
         assert!(moved.slots().is_empty(), "a build forgets the moves");
+        moved.index(&entries);
         assert!(!moved.has_moved(twelve), "12 is still again");
     }
 
     #[test]
     fn stale_slots_do_not_match_another_entity() {
         let mut moved = MovedSinceBuild::default();
-        moved.reset(&entries(&[1, 2, 3]));
+        moved.reset();
+        moved.index(&entries(&[1, 2, 3]));
         // A later build without entity 1: its old slot now holds entity 3.
         let rebuilt = entries(&[3, 2]);
-        moved.reset(&rebuilt);
+        moved.reset();
+        moved.index(&rebuilt);
         let one = Entity::from_raw_u32(1).unwrap();
         assert_eq!(moved.slot(one, &rebuilt), None, "1 is gone");
     }
