@@ -9,7 +9,6 @@
 
 mod common;
 
-use bevy::ecs::entity::EntityHashSet;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
@@ -180,21 +179,7 @@ fn check_invariants(app: &mut App, frame: u32) -> usize {
         .collect();
     replayed.sort();
 
-    let mut query = app.world_mut().query::<(Entity, &CollidingEntities)>();
-    let touching: HashMap<Entity, EntityHashSet> = query
-        .iter(app.world())
-        .map(|(e, c)| (e, c.iter().collect()))
-        .collect();
-    for (entity, others) in &touching {
-        for other in others {
-            assert!(
-                touching
-                    .get(other)
-                    .is_some_and(|back| back.contains(entity)),
-                "frame {frame}: {entity} touches {other} but not the other way round"
-            );
-        }
-    }
+    assert_colliding_is_symmetric(app, &format!("frame {frame}"));
     let colliding = colliding_pairs(app);
     assert_eq!(
         replayed, colliding,

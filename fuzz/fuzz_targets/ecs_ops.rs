@@ -4,12 +4,16 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use bevy::ecs::entity::EntityHashSet;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
-use bevy_rect_collision::geometry::OverlapMode;
 use bevy_rect_collision::prelude::*;
 use libfuzzer_sys::fuzz_target;
+
+// The reference checks the integration tests use: brute force over the geometry, and the pairs and
+// symmetry of `CollidingEntities`.
+#[path = "../../tests/common/mod.rs"]
+mod common;
+use common::{assert_colliding_is_symmetric, brute_force_pairs, colliding_pairs};
 
 #[derive(Arbitrary, Debug)]
 enum Op {
@@ -78,45 +82,12 @@ fn check(app: &mut App) {
         pairs.sort();
         pairs
     };
-    let mut query = app.world_mut().query::<(Entity, &CollidingEntities)>();
-    let touching: HashMap<Entity, EntityHashSet> = query
-        .iter(app.world())
-        .map(|(e, c)| (e, c.iter().collect()))
-        .collect();
-    let mut colliding = Vec::new();
-    for (entity, others) in &touching {
-        for other in others {
-            assert!(
-                touching
-                    .get(other)
-                    .is_some_and(|back| back.contains(entity)),
-                "asymmetric"
-            );
-            if entity < other {
-                colliding.push((*entity, *other));
-            }
-        }
-    }
-    colliding.sort();
+    assert_colliding_is_symmetric(app, "after an update");
+    let colliding = colliding_pairs(app);
     assert_eq!(open, colliding, "events and CollidingEntities disagree");
-    let mut shapes = app
-        .world_mut()
-        .query_filtered::<(Entity, &ColliderWorldShape, &CollisionLayers), (With<Collider>, Without<ColliderDisabled>)>();
-    let shapes: Vec<_> = shapes
-        .iter(app.world())
-        .filter_map(|(e, s, l)| s.0.map(|s| (e, s, *l)))
-        .collect();
-    let mut brute = Vec::new();
-    for (i, (a, sa, la)) in shapes.iter().enumerate() {
-        for (b, sb, lb) in &shapes[i + 1..] {
-            if la.interacts_with(lb) && sa.intersects(sb, OverlapMode::Closed) {
-                brute.push((*a.min(b), *a.max(b)));
-            }
-        }
-    }
-    brute.sort();
     assert_eq!(
-        colliding, brute,
+        colliding,
+        brute_force_pairs(app),
         "CollidingEntities differs from brute force"
     );
 }

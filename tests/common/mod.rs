@@ -156,6 +156,26 @@ pub fn replayed_pairs(app: &App) -> Vec<(Entity, Entity)> {
     pairs
 }
 
+/// Fails, naming `context`, when some entity's `CollidingEntities` holds another entity whose own set
+/// does not hold it back.
+pub fn assert_colliding_is_symmetric(app: &mut App, context: &str) {
+    let mut query = app.world_mut().query::<(Entity, &CollidingEntities)>();
+    let touching: HashMap<Entity, EntityHashSet> = query
+        .iter(app.world())
+        .map(|(e, c)| (e, c.iter().collect()))
+        .collect();
+    for (entity, others) in &touching {
+        for other in others {
+            assert!(
+                touching
+                    .get(other)
+                    .is_some_and(|back| back.contains(entity)),
+                "{context}: {entity} touches {other} but not the other way round"
+            );
+        }
+    }
+}
+
 /// Every pair the plugin reports touching through `CollidingEntities`, each once.
 pub fn colliding_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
     let mut query = app.world_mut().query::<(Entity, &CollidingEntities)>();
