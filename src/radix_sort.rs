@@ -83,10 +83,34 @@ pub(crate) fn bucket_sort_by_key<T: Copy, K: Ord>(
     let mut run_start = 0;
     for &run_end in &starts[..bucket_count] {
         let run = &mut items[run_start..run_end as usize];
-        if run.len() > 1 {
+        if run.len() > SHORT_RUN {
             run.sort_unstable_by_key(&key);
+        } else {
+            insertion_sort_by_key(run, &key);
         }
         run_start = run_end as usize;
+    }
+}
+
+/// Runs up to this long are sorted in place by insertion: a call to the standard sort per run costs
+/// more (the contact sort of workload W2, 40,000 pairs in runs of about four, spent 0.36 ms sorting
+/// runs by calls and 0.32 ms by insertion; placing each item by its rank, counted without branches,
+/// took 0.61 ms).
+const SHORT_RUN: usize = 16;
+
+/// Sorts a short `run` by `key`, moving each item down past the greater ones before it; equal keys
+/// keep their order.
+#[inline]
+fn insertion_sort_by_key<T: Copy, K: Ord>(run: &mut [T], key: impl Fn(&T) -> K) {
+    for i in 1..run.len() {
+        let item = run[i];
+        let item_key = key(&item);
+        let mut j = i;
+        while j > 0 && key(&run[j - 1]) > item_key {
+            run[j] = run[j - 1];
+            j -= 1;
+        }
+        run[j] = item;
     }
 }
 
@@ -128,6 +152,19 @@ mod tests {
             |&i| i,
         );
         assert!(empty.is_empty(), "nothing to sort");
+    }
+
+    #[test]
+    fn insertion_sort_sorts_short_runs_stably() {
+        for len in 0..=SHORT_RUN {
+            // Keys with ties; the second field records the input order.
+            let run: Vec<(u32, usize)> = (0..len).map(|i| ((i as u32 * 7 + 3) % 5, i)).collect();
+            let mut expected = run.clone();
+            expected.sort_by_key(|&(key, _)| key);
+            let mut sorted = run.clone();
+            insertion_sort_by_key(&mut sorted, |&(key, _)| key);
+            assert_eq!(sorted, expected, "run of {len}");
+        }
     }
 
     #[test]
