@@ -414,6 +414,54 @@ mod tests {
     }
 
     #[test]
+    fn many_boxes_too_large_for_a_cell_pair_like_brute_force() {
+        // One box in eleven is large: under the tenth the grid sizes its cells for, so they all go
+        // to the grid's large list and meet each other in its sweep.
+        let mut aabbs: Vec<Aabb2d> = (0..5000)
+            .map(|i| {
+                let t = i as f32;
+                let size = if i % 11 == 0 {
+                    6.0 + (t * 0.37).sin() * 3.0
+                } else {
+                    1.0
+                };
+                let min = Vec2::new((t * 7.31).sin() * 80.0, (t * 3.17).cos() * 80.0);
+                Aabb2d {
+                    min,
+                    max: min + size,
+                }
+            })
+            .collect();
+        aabbs.push(Aabb2d {
+            min: Vec2::new(f32::NAN, 0.0),
+            max: Vec2::new(50.0, 50.0),
+        });
+        aabbs.push(Aabb2d {
+            min: Vec2::new(-40.0, -1.0),
+            max: Vec2::new(f32::INFINITY, 1.0),
+        });
+        let mut grid = UniformGrid::default();
+        grid.fit(&aabbs);
+        grid.sort(&aabbs, &mut Vec::new());
+        assert!(
+            grid.large().len() > 300,
+            "{} large boxes",
+            grid.large().len()
+        );
+        let expected = brute_force(&aabbs);
+        let large_pairs = expected
+            .iter()
+            .filter(|&&(i, j)| i % 11 == 0 && j % 11 == 0 && j < 5000)
+            .count();
+        assert!(large_pairs > 50, "{large_pairs} pairs of large boxes");
+        assert_eq!(
+            pairs(&aabbs, |_, _| true),
+            expected,
+            "the grid differs from brute force"
+        );
+    }
+
+    #[test]
     fn box_queries_match_brute_force() {
         let mut aabbs: Vec<Aabb2d> = (0..2000)
             .map(|i| {
