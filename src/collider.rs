@@ -359,12 +359,14 @@ type ChangedColliders<'w, 's> = Query<
         &'static GlobalTransform,
         &'static mut ColliderWorldShape,
         Has<InvalidCollider>,
+        Has<ColliderDisabled>,
     ),
     Or<(Changed<Collider>, Changed<GlobalTransform>)>,
 >;
 
 /// Rebuilds [`ColliderWorldShape`] for every collider whose `Collider` or `GlobalTransform` changed,
-/// lists the changed ones for the broad phase, and warns once per entity when one becomes invalid.
+/// hands the enabled ones whose shape changed to the broad phase with their new shapes (so that it need
+/// not look them up), and warns once per entity when one becomes invalid.
 ///
 /// Split over Bevy's compute task pool when it has more than one thread. With one thread (Bevy's
 /// default on two cores) the split only costs: 0.29 ms became 0.38 ms at 10,000 colliders. Two threads
@@ -374,21 +376,21 @@ pub(crate) fn update_world_shapes(
     mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
     mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
     commands: ParallelCommands,
-    mut moved: Local<bevy::utils::Parallel<Vec<Entity>>>,
+    mut moved: Local<bevy::utils::Parallel<Vec<(Entity, Option<WorldShape>)>>>,
 ) {
     let timer = crate::diagnostics::StageTimer::start();
     let threads = bevy::tasks::ComputeTaskPool::try_get().map_or(1, |pool| pool.thread_num());
     if threads > 1 {
         colliders.par_iter_mut().for_each(|item| {
-            if let Some(entity) = rebuild_world_shape(&commands, item) {
-                moved.borrow_local_mut().push(entity);
+            if let Some(change) = rebuild_world_shape(&commands, item) {
+                moved.borrow_local_mut().push(change);
             }
         });
         moved.drain_into(&mut broad_phase.moved_entities);
     } else {
         for item in &mut colliders {
-            if let Some(entity) = rebuild_world_shape(&commands, item) {
-                broad_phase.moved_entities.push(entity);
+            if let Some(change) = rebuild_world_shape(&commands, item) {
+                broad_phase.moved_entities.push(change);
             }
         }
     }
@@ -396,25 +398,25 @@ pub(crate) fn update_world_shapes(
 }
 
 /// Rebuilds one collider's world shape from its transform, and marks it valid or invalid when that
-/// changed; returns the entity when its shape changed.
+/// changed; returns the entity and its new shape when the shape of an enabled collider changed.
 #[inline(always)]
 fn rebuild_world_shape(
     commands: &ParallelCommands,
-    (entity, collider, transform, mut world_shape, was_invalid): (
+    (entity, collider, transform, mut world_shape, was_invalid, disabled): (
         Entity,
         &Collider,
         &GlobalTransform,
         Mut<ColliderWorldShape>,
         bool,
+        bool,
     ),
-) -> Option<Entity> {
+) -> Option<(Entity, Option<WorldShape>)> {
     let shape = collider.world_shape(&pose_from_global_transform(transform));
     if shape.is_some() == was_invalid {
         mark_validity(commands, entity, collider, transform, shape.is_some());
     }
-    world_shape
-        .set_if_neq(ColliderWorldShape(shape))
-        .then_some(entity)
+    let changed = world_shape.set_if_neq(ColliderWorldShape(shape));
+    (changed && !disabled).then_some((entity, shape))
 }
 
 /// Adds or removes [`InvalidCollider`] when a collider's validity changed, warning when it became invalid.

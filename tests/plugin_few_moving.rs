@@ -139,3 +139,36 @@ fn overlap_mode_change_applies_without_any_motion() {
     );
     assert_eq!(log(&app).started.len(), 2, "the pair started again");
 }
+
+#[test]
+fn a_disabled_collider_moving_among_resting_ones_changes_nothing() {
+    let mut app = app();
+    let mut rng = Rng(0xd15a_b1ed);
+    spawn_still(&mut app, &mut rng, 300, 30.0);
+    let parked = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::rect(3.0, 3.0), ColliderDisabled))
+        .id();
+    app.update();
+    let built = app.world().resource::<BroadPhase>().candidate_count();
+    assert!(
+        built > 50,
+        "the resting colliders touch: {built} candidates"
+    );
+    for frame in 1..20 {
+        app.world_mut()
+            .get_mut::<Transform>(parked)
+            .unwrap()
+            .translation
+            .x = frame as f32;
+        app.update();
+        // An update with nothing to do keeps the last one's pairs; one that looks for the pairs of
+        // moved colliders would hand over none here.
+        assert_eq!(
+            app.world().resource::<BroadPhase>().candidate_count(),
+            built,
+            "frame {frame}: the disabled collider's moves are no change to the pipeline"
+        );
+        assert!(touching(&mut app, parked).is_empty(), "frame {frame}");
+    }
+}

@@ -50,10 +50,11 @@ pub struct BroadPhase {
     /// Whether `candidates` holds only the pairs involving a collider that moved since the last full
     /// build: the pairs of two other colliders keep last update's result.
     pub(crate) incremental: bool,
-    /// The colliders whose world shape changed since the broad phase last ran: filled by
+    /// The enabled colliders whose world shape changed since the broad phase last ran, with their new
+    /// shape (`None` when invalid): filled by
     /// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare), which sees every such change, so
     /// the broad phase need not look for them.
-    pub(crate) moved_entities: Vec<Entity>,
+    pub(crate) moved_entities: Vec<(Entity, Option<WorldShape>)>,
     moved: MovedSinceBuild,
     /// This update's moved colliders: their slots and new shapes.
     moved_shapes: Vec<(usize, WorldShape)>,
@@ -74,7 +75,8 @@ pub struct BroadPhase {
 impl BroadPhase {
     /// The pairs handed to the exact tests this update: their bounding boxes overlap and their layers
     /// allow them. On an update where few colliders moved, only the pairs involving one of those: the
-    /// others keep last update's result untested.
+    /// others keep last update's result untested. On an update where no enabled collider moved and
+    /// nothing else changed, nothing is tested and these are the last tested update's pairs.
     pub fn candidate_pairs(&self) -> impl Iterator<Item = (Entity, Entity)> + '_ {
         self.candidates.iter().map(|&(i, j)| {
             (
@@ -159,23 +161,16 @@ impl BroadPhase {
     /// Takes this update's moved colliders into the entries and finds the pairs that involve a collider
     /// moved since the last build. Returns `false`, changing nothing, when a full build is due instead:
     /// too many moved, or one of them is new to the entries or became invalid.
-    fn update_moved(
-        &mut self,
-        colliders: &Query<(Entity, &ColliderWorldShape, &CollisionLayers), ActiveCollider>,
-    ) -> bool {
+    fn update_moved(&mut self) -> bool {
         let at_most = self.moved.slots().len() + self.moved_entities.len();
         if at_most * MOVED_SHARE > self.entries.len() {
             return false;
         }
         self.moved.index(&self.entries);
-        // Check every moved collider before changing anything. One that is not in the query is
-        // disabled and takes no part.
+        // Check every moved collider before changing anything.
         self.moved_shapes.clear();
-        for &entity in &self.moved_entities {
-            let Ok((_, shape, _)) = colliders.get(entity) else {
-                continue;
-            };
-            match (self.moved.slot(entity, &self.entries), shape.0) {
+        for &(entity, shape) in &self.moved_entities {
+            match (self.moved.slot(entity, &self.entries), shape) {
                 (Some(slot), Some(shape)) => self.moved_shapes.push((slot, shape)),
                 _ => return false,
             }
@@ -298,8 +293,7 @@ pub(crate) fn find_candidate_pairs(
     let rebuild = !*updated_once || changes.any();
     *updated_once = true;
     broad_phase.unchanged = !rebuild && broad_phase.moved_entities.is_empty();
-    broad_phase.incremental =
-        !rebuild && !broad_phase.unchanged && broad_phase.update_moved(&colliders);
+    broad_phase.incremental = !rebuild && !broad_phase.unchanged && broad_phase.update_moved();
     if !broad_phase.unchanged && !broad_phase.incremental {
         broad_phase.build(&colliders);
     }
