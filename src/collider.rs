@@ -210,6 +210,7 @@ impl Collider {
     /// assert_eq!(shape.center(), Vec2::new(5.0, 0.0));
     /// assert!(Collider::circle(f32::NAN).world_shape(&pose).is_none());
     /// ```
+    #[inline]
     pub fn world_shape(&self, pose: &Pose2d) -> Option<WorldShape> {
         let (shape, center, size) = match self.shape {
             ColliderShape::Rect { half_size } => {
@@ -262,6 +263,7 @@ impl Collider {
 /// assert!((pose.rotation.as_radians() - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
 /// assert!((pose.scale - Vec2::new(2.0, -1.0)).length() < 1e-6);
 /// ```
+#[inline]
 pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
     let affine = transform.affine();
     let x_axis = affine.matrix3.x_axis.truncate();
@@ -380,16 +382,24 @@ pub(crate) fn update_world_shapes(
 ) {
     let timer = crate::diagnostics::StageTimer::start();
     let threads = bevy::tasks::ComputeTaskPool::try_get().map_or(1, |pool| pool.thread_num());
+    // The list stops growing once it shows that the grid will be built anew, which needs no list.
     if threads > 1 {
+        let broad_phase_now = &*broad_phase;
         colliders.par_iter_mut().for_each(|item| {
             if let Some(change) = rebuild_world_shape(&commands, item) {
-                moved.borrow_local_mut().push(change);
+                let mut local = moved.borrow_local_mut();
+                // One task's list past the limit takes the whole list past it.
+                if !broad_phase_now.rebuild_due(local.len()) {
+                    local.push(change);
+                }
             }
         });
         moved.drain_into(&mut broad_phase.moved_entities);
     } else {
         for item in &mut colliders {
-            if let Some(change) = rebuild_world_shape(&commands, item) {
+            if let Some(change) = rebuild_world_shape(&commands, item)
+                && !broad_phase.rebuild_due(broad_phase.moved_entities.len())
+            {
                 broad_phase.moved_entities.push(change);
             }
         }

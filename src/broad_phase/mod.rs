@@ -53,7 +53,8 @@ pub struct BroadPhase {
     /// The enabled colliders whose world shape changed since the broad phase last ran, with their new
     /// shape (`None` when invalid): filled by
     /// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare), which sees every such change, so
-    /// the broad phase need not look for them.
+    /// the broad phase need not look for them. Only until they are too many to keep the grid (see
+    /// [`Self::rebuild_due`]): a full build needs no list of them.
     pub(crate) moved_entities: Vec<(Entity, Option<WorldShape>)>,
     moved: MovedSinceBuild,
     /// This update's moved colliders: their slots and new shapes.
@@ -103,6 +104,13 @@ impl BroadPhase {
     #[inline]
     pub(crate) fn has_moved(&self, entity: Entity) -> bool {
         self.moved.has_moved(entity)
+    }
+
+    /// Whether, with `moved_now` colliders moved this update besides those moved since the last build,
+    /// too many have moved to keep the grid: the next update builds it anew.
+    #[inline]
+    pub(crate) fn rebuild_due(&self, moved_now: usize) -> bool {
+        (self.moved.slots().len() + moved_now) * MOVED_SHARE > self.entries.len()
     }
 
     /// Builds the grid over every enabled, valid collider and finds all the pairs.
@@ -162,8 +170,7 @@ impl BroadPhase {
     /// moved since the last build. Returns `false`, changing nothing, when a full build is due instead:
     /// too many moved, or one of them is new to the entries or became invalid.
     fn update_moved(&mut self) -> bool {
-        let at_most = self.moved.slots().len() + self.moved_entities.len();
-        if at_most * MOVED_SHARE > self.entries.len() {
+        if self.rebuild_due(self.moved_entities.len()) {
             return false;
         }
         self.moved.index(&self.entries);
