@@ -1,7 +1,8 @@
 //! What the plugin reports: [`CollisionStarted`], [`CollisionEnded`] and [`CollidingEntities`].
 
-use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
+
+use crate::entity_set::SmallEntitySet;
 
 /// Two colliders began touching this frame.
 ///
@@ -87,17 +88,17 @@ impl CollisionEnded {
 /// # bevy::ecs::system::assert_is_system(report);
 /// ```
 #[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
-pub struct CollidingEntities(pub(crate) EntityHashSet);
+pub struct CollidingEntities(pub(crate) SmallEntitySet);
 
 impl CollidingEntities {
     /// Whether this collider touches `entity`.
     pub fn contains(&self, entity: &Entity) -> bool {
-        self.0.contains(entity)
+        self.0.contains(*entity)
     }
 
     /// The entities touched, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = Entity> + '_ {
-        self.0.iter().copied()
+        self.0.iter()
     }
 
     /// How many entities are touched.
@@ -107,7 +108,7 @@ impl CollidingEntities {
 
     /// Whether nothing is touched.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.len() == 0
     }
 }
 
@@ -155,7 +156,7 @@ pub(crate) fn report_collision_changes(
             (end.collider2, end.collider1),
         ] {
             if let Ok(mut touching) = colliding.get_mut(this) {
-                touching.0.remove(&other);
+                touching.0.remove(other);
             }
         }
     }
@@ -194,18 +195,20 @@ pub(crate) fn end_contacts_of_removed_collider(
     mut colliding: Query<&mut CollidingEntities>,
     mut ended_writer: MessageWriter<CollisionEnded>,
     mut commands: Commands,
+    mut partners: Local<Vec<Entity>>,
 ) {
     let entity = removed.entity;
     let Ok(mut own) = colliding.get_mut(entity) else {
         return;
     };
     contacts.removed.insert(entity);
-    let mut partners: Vec<Entity> = own.0.drain().collect();
+    partners.clear();
+    own.0.drain_into(&mut partners);
     partners.sort_unstable();
     contacts.ended_on_removal += partners.len();
-    for other in partners {
+    for &other in partners.iter() {
         if let Ok(mut theirs) = colliding.get_mut(other) {
-            theirs.0.remove(&entity);
+            theirs.0.remove(entity);
         }
         let end = CollisionEnded {
             collider1: entity.min(other),

@@ -6,6 +6,7 @@ pub mod collider;
 #[cfg(feature = "debug")]
 pub mod debug;
 pub mod diagnostics;
+mod entity_set;
 pub mod events;
 pub mod geometry;
 pub mod layers;
