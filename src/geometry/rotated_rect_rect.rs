@@ -97,6 +97,7 @@ pub fn intersection_test_rect_rotated_rect(
 /// assert!((contact.normal - Vec2::Y).length() < 1e-6);
 /// assert!((contact.depth - 0.25).abs() < 1e-6);
 /// ```
+#[inline]
 pub fn contact_rotated_rect_rect(
     a: &WorldRotatedRect,
     b: &WorldRect,

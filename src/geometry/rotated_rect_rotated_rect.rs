@@ -112,6 +112,7 @@ pub fn intersection_test_rotated_rect_rotated_rect_aabb_first(
 /// // Along the diagonal the centres are √2 apart and the squares 2 wide.
 /// assert!((contact.depth - (2.0 - 2f32.sqrt())).abs() < 1e-5);
 /// ```
+#[inline]
 pub fn contact_rotated_rect_rotated_rect(
     a: &WorldRotatedRect,
     b: &WorldRotatedRect,
