@@ -26,11 +26,12 @@ use moved::MovedSinceBuild;
 /// The grid is kept while at most one collider in this many has moved since it was built.
 pub const MOVED_SHARE: usize = 8;
 
-/// One collider as the pipeline sees it this frame, packed for the pair loops.
+/// One collider as the pipeline sees it this frame, packed for the pair loops. Its layers are kept
+/// apart ([`BroadPhase`]'s `layers`), and only when some collider has other than the default ones:
+/// 40 bytes an entry instead of 48 for every pass that moves or reads entries.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ColliderEntry {
     pub entity: Entity,
-    pub layers: CollisionLayers,
     pub shape: WorldShape,
 }
 
@@ -67,6 +68,10 @@ pub struct BroadPhase {
     aabbs: Vec<Aabb2d>,
     order: Vec<u32>,
     spare_entries: Vec<ColliderEntry>,
+    /// Each entry's layers, in the entries' order; empty unless `layered`.
+    layers: Vec<CollisionLayers>,
+    /// The layers as gathered, before reordering.
+    spare_layers: Vec<CollisionLayers>,
     invalid: usize,
     /// Whether some collider has layers other than [`CollisionLayers::ALL`], so that pairs must be
     /// filtered by layers; as of the last full build.
@@ -125,6 +130,8 @@ impl BroadPhase {
             grid,
             order,
             spare_entries,
+            layers,
+            spare_layers,
             moved,
             invalid,
             layered,
@@ -132,18 +139,16 @@ impl BroadPhase {
         } = self;
         entries.clear();
         aabbs.clear();
+        spare_layers.clear();
         *invalid = 0;
         *layered = false;
-        for (entity, shape, layers) in colliders {
+        for (entity, shape, collider_layers) in colliders {
             match shape.0 {
                 Some(shape) => {
-                    entries.push(ColliderEntry {
-                        entity,
-                        layers: *layers,
-                        shape,
-                    });
+                    entries.push(ColliderEntry { entity, shape });
                     aabbs.push(padded(shape.aabb()));
-                    *layered |= *layers != CollisionLayers::ALL;
+                    spare_layers.push(*collider_layers);
+                    *layered |= *collider_layers != CollisionLayers::ALL;
                 }
                 None => *invalid += 1,
             }
@@ -154,14 +159,13 @@ impl BroadPhase {
         spare_entries.clear();
         spare_entries.extend(order.iter().map(|&i| entries[i as usize]));
         core::mem::swap(entries, spare_entries);
-        let entries = &*entries;
+        layers.clear();
+        if *layered {
+            layers.extend(order.iter().map(|&i| spare_layers[i as usize]));
+        }
         grid.find_pairs(candidates);
         if *layered {
-            candidates.retain(|&(i, j)| {
-                entries[i as usize]
-                    .layers
-                    .interacts_with(&entries[j as usize].layers)
-            });
+            candidates.retain(|&(i, j)| layers[i as usize].interacts_with(&layers[j as usize]));
         }
         moved.reset();
     }
@@ -201,6 +205,7 @@ impl BroadPhase {
             moved_grid,
             aabbs,
             order,
+            layers,
             layered,
             ..
         } = self;
@@ -219,7 +224,7 @@ impl BroadPhase {
         for (i, j) in candidates.iter_mut() {
             (*i, *j) = (slot(*i as usize) as u32, slot(*j as usize) as u32);
         }
-        let interact = |i: usize, j: usize| entries[i].layers.interacts_with(&entries[j].layers);
+        let interact = |i: usize, j: usize| !*layered || layers[i].interacts_with(&layers[j]);
         if *layered {
             candidates.retain(|&(i, j)| interact(i as usize, j as usize));
         }

@@ -100,14 +100,12 @@ impl MovedSinceBuild {
 mod tests {
     use super::*;
     use crate::geometry::{WorldCircle, WorldShape};
-    use crate::layers::CollisionLayers;
 
     fn entries(indices: &[u32]) -> Vec<ColliderEntry> {
         indices
             .iter()
             .map(|&index| ColliderEntry {
                 entity: Entity::from_raw_u32(index).unwrap(),
-                layers: CollisionLayers::default(),
                 shape: WorldShape::Circle(WorldCircle::new(Vec2::ZERO, 1.0)),
             })
             .collect()
