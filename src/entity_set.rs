@@ -11,8 +11,8 @@ const INLINE: usize = 6;
 /// allocated the first time they are needed, and kept.
 ///
 /// A hash set of its own for each collider cost an allocation whenever one began touching its first
-/// other collider or more than its table held (25 a frame at 10,000 colliders of W1, 401 at 100,000),
-/// and a read of memory outside the component for each start and end. Here adding and removing scans
+/// other collider or more than its table held, and a read of memory outside the component for each
+/// start and end (the README's performance section has the figures). Here adding and removing scans
 /// at most [`INLINE`] entities in place; a collider touching many (a wall under a crowd) still adds and
 /// removes the rest in constant time.
 #[derive(Clone)]
