@@ -35,6 +35,8 @@ pub(crate) struct UniformGrid {
     cell_size: f32,
     inverse_cell_size: f32,
     dims: [usize; 2],
+    /// The last column and row a box can be in: `dims` less the border.
+    last_cell: Vec2,
     /// For each cell, where its colliders start in the sorted order; one more slot for the end.
     cell_start: Vec<u32>,
     /// Each input box's cell, [`LARGE`] for a box larger than a cell.
@@ -58,11 +60,13 @@ impl UniformGrid {
     #[inline]
     fn cell_of(&self, point: Vec2) -> [usize; 2] {
         let local = (point - self.origin) * self.inverse_cell_size;
-        // `max` turns NaN into the lowest cell, `min` keeps infinities in the grid, and `as` truncates.
-        [
-            local.x.max(1.0).min((self.dims[0] - 2) as f32) as usize,
-            local.y.max(0.0).min((self.dims[1] - 2) as f32) as usize,
-        ]
+        // `max` turns NaN into the lowest cell, `min` keeps infinities in the grid, and `as` truncates
+        // (to `u32`, which takes fewer instructions than `usize`).
+        let cell = local
+            .max(Vec2::new(1.0, 0.0))
+            .min(self.last_cell)
+            .as_uvec2();
+        [cell.x as usize, cell.y as usize]
     }
 
     /// The key a box sorts by: its lowest corner's cell, or [`LARGE`].
@@ -132,6 +136,7 @@ impl UniformGrid {
             (dims.x as usize).clamp(1, MAX_CELLS_PER_AXIS) + 2,
             (dims.y as usize).clamp(1, MAX_CELLS_PER_AXIS) + 1,
         ];
+        self.last_cell = Vec2::new((self.dims[0] - 2) as f32, (self.dims[1] - 2) as f32);
         // Column 1 starts at the region's low edge.
         self.origin = if low.is_finite() {
             low - Vec2::new(cell_size, 0.0)
