@@ -62,11 +62,10 @@ impl UniformGrid {
         let local = (point - self.origin) * self.inverse_cell_size;
         // `max` turns NaN into the lowest cell, `min` keeps infinities in the grid, and `as` truncates
         // (to `u32`, which takes fewer instructions than `usize`).
-        let cell = local
-            .max(Vec2::new(1.0, 0.0))
-            .min(self.last_cell)
-            .as_uvec2();
-        [cell.x as usize, cell.y as usize]
+        [
+            local.x.max(1.0).min(self.last_cell.x) as u32 as usize,
+            local.y.max(0.0).min(self.last_cell.y) as u32 as usize,
+        ]
     }
 
     /// The key a box sorts by: its lowest corner's cell, or [`LARGE`].
@@ -115,13 +114,15 @@ impl UniformGrid {
         // 1,000,000 colliders of workload W1, 5,700 of them shared one corner cell.
         let band = p95 - p5;
         let (mut lowest, mut highest) = (Vec2::INFINITY, Vec2::NEG_INFINITY);
+        // By lanes, with `f32::min` and `f32::max`, which skip NaN (glam leaves NaN unspecified).
+        let by_lanes =
+            |a: Vec2, b: Vec2, f: fn(f32, f32) -> f32| Vec2::new(f(a.x, b.x), f(a.y, b.y));
         for aabb in aabbs {
-            // `min` and `max` skip NaN.
-            lowest = lowest.min(aabb.min);
-            highest = highest.max(aabb.min);
+            lowest = by_lanes(lowest, aabb.min, f32::min);
+            highest = by_lanes(highest, aabb.min, f32::max);
         }
-        let low = lowest.max(p5 - band);
-        let high = highest.min(p95 + band);
+        let low = by_lanes(lowest, p5 - band, f32::max);
+        let high = by_lanes(highest, p95 + band, f32::min);
         // Sparse boxes get larger cells: not many more cells than boxes, so that the per-cell work of
         // the sort and the pair loop stays proportional to the boxes.
         let area = (high - low + 2.0 * cell_size).element_product();
