@@ -281,10 +281,13 @@ pub(crate) struct ColliderChanges<'w, 's> {
 }
 
 impl ColliderChanges<'_, '_> {
-    fn any(&mut self) -> bool {
+    /// Whether a full build is due: `building_anyway`, or something changed. Looking for changed layers
+    /// reads every collider's change ticks, so it is skipped when the build is due anyway.
+    fn build_due(&mut self, building_anyway: bool) -> bool {
         // Every reader is drained so that old removals do not count next time.
         let enabled = self.enabled.read().count() > 0;
-        enabled
+        building_anyway
+            || enabled
             || self.settings.is_changed()
             || !self.contacts.removed.is_empty()
             || !self.changed.is_empty()
@@ -302,7 +305,9 @@ pub(crate) fn find_candidate_pairs(
 ) {
     let timer = StageTimer::start();
     let broad_phase = &mut *broad_phase;
-    let rebuild = !*updated_once || changes.any();
+    // Too many moved colliders make the build due as well.
+    let too_many_moved = broad_phase.rebuild_due(broad_phase.moved_entities.len());
+    let rebuild = changes.build_due(!*updated_once || too_many_moved);
     *updated_once = true;
     broad_phase.unchanged = !rebuild && broad_phase.moved_entities.is_empty();
     broad_phase.incremental = !rebuild && !broad_phase.unchanged && broad_phase.update_moved();
