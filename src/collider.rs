@@ -372,7 +372,9 @@ type ChangedColliders<'w, 's> = Query<
 ///
 /// Split over Bevy's compute task pool when it has more than one thread. With one thread (Bevy's
 /// default on two cores) the split only costs: 0.29 ms became 0.38 ms at 10,000 colliders. Two threads
-/// gain little at 10,000 (0.20 to 0.19 ms) and more at 100,000 (2.0 to 1.8 ms).
+/// on two cores once gained a little (0.20 to 0.19 ms at 10,000, 2.0 to 1.8 ms at 100,000) and in a
+/// later round lost (0.20 to 0.24 ms, 2.14 to 2.36 ms): there the second thread shares a core with
+/// Bevy's other pools. Machines with more cores are where the split is meant to pay.
 pub(crate) fn update_world_shapes(
     mut colliders: ChangedColliders,
     mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
