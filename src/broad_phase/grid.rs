@@ -6,15 +6,15 @@
 //! The colliders are sorted by cell (a counting sort), so each cell is a contiguous run of the arrays,
 //! the pair loop reads memory in sequence, and one box-overlap test is one vector comparison. The loop
 //! goes box by box over two runs of the sorted order (the rest of the box's cell with the east cell,
-//! and the three cells above) in one inner loop, with an empty border of cells so that no neighbour
-//! needs a bounds check, and it writes every tested pair and keeps only the hits, without a branch on
-//! the hit. A loop over cells with a branch per hit took 0.26 ms for 10,000 colliders of workload W1,
-//! this one 0.13 ms when it was written (two inner loops then); four-wide vector tests over columns of
-//! the bounds took 0.21 ms. The cell size comes from a sample of the colliders (a high percentile of
-//! their sizes); the region holds every collider within a margin of the sample's 5th to 95th
-//! percentiles of their centres. Far-away colliders land in the border
-//! cells, and boxes larger than a cell go to a list tested against the cells they reach and, swept
-//! along x, against each other.
+//! and the three cells above), in one inner loop where cells are sparse, with an empty border of cells
+//! so that no neighbour needs a bounds check, and it writes every tested pair and keeps only the hits,
+//! without a branch on the hit. A loop over cells with a branch per hit took 0.26 ms for 10,000
+//! colliders of workload W1, this one 0.13 ms when it was written (two inner loops then); four-wide
+//! vector tests over columns of the bounds took 0.21 ms. The cell size comes from a sample of the
+//! colliders (a high percentile of their sizes); the region holds every collider within a margin of
+//! the sample's 5th to 95th percentiles of their centres. Far-away colliders land in the border cells,
+//! and boxes larger than a cell go to a list tested against the cells they reach and, swept along x,
+//! against each other.
 
 use bevy::math::bounding::Aabb2d;
 use bevy::math::{Vec2, Vec4, Vec4Swizzles};
@@ -28,7 +28,8 @@ const SAMPLES: usize = 64;
 const PARALLEL_THRESHOLD: usize = 2048;
 /// The key of a box too large for a cell: sorted after every cell.
 const LARGE: u32 = u32::MAX;
-/// Up to this many boxes a cell on average, the pair loop tests each box's two runs in one loop.
+/// Up to this many boxes a cell on average, the cells count as sparse: the pair loop tests each box's
+/// two runs in one loop.
 const SPARSE_BOXES_PER_CELL: usize = 2;
 
 /// The grid's reusable buffers; nothing is allocated once they have grown to the world's size.
@@ -244,6 +245,11 @@ impl UniformGrid {
         }
     }
 
+    /// Whether the cells hold at most [`SPARSE_BOXES_PER_CELL`] boxes on average, as of the last sort.
+    fn cells_are_sparse(&self) -> bool {
+        self.first_large() <= SPARSE_BOXES_PER_CELL * self.dims[0] * self.dims[1]
+    }
+
     /// Where the boxes that fit a cell start in the sorted order, after every cell: the first large box.
     fn first_large(&self) -> usize {
         self.cell_start[self.dims[0] * self.dims[1]] as usize
@@ -275,7 +281,7 @@ impl UniformGrid {
         let grid = &*self;
         // Where cells hold a box or two, the two runs of a box are short and one loop over both misses
         // fewer loop ends; where they hold many, two plain loops cost less per test.
-        let one_loop = first_large <= SPARSE_BOXES_PER_CELL * grid.cell_start.len();
+        let one_loop = grid.cells_are_sparse();
         // Pairs each box of `boxes` with the boxes after it in the forward half of its neighbourhood.
         let boxes_pairs = |boxes: core::ops::Range<usize>, out: &mut PairBuffer| {
             let start_of = |cell: usize| grid.cell_start[cell] as usize;
@@ -565,11 +571,12 @@ mod tests {
             grid.fit(&boxes);
             let mut order = Vec::new();
             grid.sort(&boxes, &mut order);
-            let boxes_per_cell = grid.first_large() as f32 / grid.cell_start.len() as f32;
             assert_eq!(
-                boxes_per_cell > SPARSE_BOXES_PER_CELL as f32,
-                crowded,
-                "{boxes_per_cell} boxes a cell"
+                grid.cells_are_sparse(),
+                !crowded,
+                "{} boxes in {:?} cells",
+                grid.first_large(),
+                grid.dims
             );
             let mut found = Vec::new();
             grid.find_pairs(&mut found);
