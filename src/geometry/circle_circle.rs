@@ -2,6 +2,7 @@
 
 use bevy::math::Vec2;
 
+use super::direction::direction_and_length;
 use super::{Contact, OverlapMode, WorldCircle};
 
 /// Whether two circles collide: the squared distance between the centres against the squared sum of the
@@ -51,12 +52,7 @@ pub fn contact_circle_circle(
     if !mode.admits(reach * reach - distance_squared) {
         return None;
     }
-    let distance = distance_squared.sqrt();
-    let normal = if distance > 0.0 {
-        offset / distance
-    } else {
-        Vec2::X
-    };
+    let (normal, distance) = direction_and_length(offset).unwrap_or((Vec2::X, 0.0));
     Some(Contact {
         normal,
         depth: (reach - distance).max(0.0),
@@ -126,5 +122,24 @@ mod tests {
         let ab = contact_circle_circle(&unit(), &b, OverlapMode::Closed).unwrap();
         let ba = contact_circle_circle(&b, &unit(), OverlapMode::Closed).unwrap();
         assert_eq!(ab, ba.flipped(), "swapping the arguments flips the normal");
+    }
+
+    #[test]
+    fn centres_a_subnormal_distance_apart_give_a_unit_normal() {
+        for offset in [
+            Vec2::new(0.0, 5e-23),
+            Vec2::new(3e-42, -4e-42),
+            Vec2::new(1e-45, 0.0),
+        ] {
+            let a = WorldCircle::new(Vec2::ZERO, 1e-6);
+            let b = WorldCircle::new(offset, 1e-6);
+            let contact = contact_circle_circle(&a, &b, OverlapMode::Closed).unwrap();
+            // Oracle in f64, where the squares do not underflow.
+            let (x, y) = (f64::from(offset.x), f64::from(offset.y));
+            let length = x.hypot(y);
+            let expected = Vec2::new((x / length) as f32, (y / length) as f32);
+            assert_near(contact.normal, expected, "along the offset");
+            assert_eq!(contact.depth, 2e-6);
+        }
     }
 }

@@ -2,6 +2,7 @@
 
 use bevy::math::Vec2;
 
+use super::direction::direction_and_length;
 use super::{Contact, OverlapMode, WorldCircle, WorldRect};
 
 /// Whether a circle centred at `center`, in a box's frame, meets the box of `half_size` centred at the
@@ -32,17 +33,14 @@ pub(crate) fn contact_box_circle_local(
     if !mode.admits(radius * radius - distance_squared) {
         return None;
     }
-    if distance_squared > 0.0 {
+    if let Some((normal, distance)) = direction_and_length(outside) {
         // The centre is outside the box: the closest point is on the boundary.
-        let distance = distance_squared.sqrt();
         return Some(Contact {
-            normal: outside / distance,
+            normal,
             depth: (radius - distance).max(0.0),
         });
     }
-    // The centre is inside the box or on its boundary: push out through the nearest side. At
-    // subnormal scales the squared distance can underflow to zero with the centre just outside; the
-    // depth is then clamped at zero, like the outside branch's, rather than left negative.
+    // The centre is inside the box or on its boundary: push out through the nearest side.
     let to_side = half_size - center.abs();
     let sign = |value: f32| if value < 0.0 { -1.0 } else { 1.0 };
     Some(if to_side.x < to_side.y {
@@ -177,6 +175,19 @@ mod tests {
                 "unit normal {contact:?}"
             );
         }
+    }
+
+    #[test]
+    fn subnormal_offset_still_gives_a_unit_normal() {
+        // Found by the CI fuzz run: the centre lies 5.5e-23 below a flat box, the squared distance
+        // is subnormal with a few bits left, and dividing by its root gave the normal (0, 1.03).
+        let circle = WorldCircle::new(Vec2::new(1.4e-43, 0.0), 7.689198e-6);
+        let rect = WorldRect::new(Vec2::new(0.0, 5.459392e-23), Vec2::new(1.0286074e-38, 0.0));
+        let contact = contact_circle_rect(&circle, &rect, OverlapMode::Closed).unwrap();
+        assert_eq!(contact.normal, Vec2::Y, "from the circle up to the box");
+        assert_eq!(contact.depth, 7.689198e-6);
+        let mirrored = contact_rect_circle(&rect, &circle, OverlapMode::Closed).unwrap();
+        assert_eq!(mirrored.normal, -Vec2::Y);
     }
 
     #[test]

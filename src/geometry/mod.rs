@@ -33,6 +33,7 @@ mod circle_rect;
 mod circle_rotated_rect;
 mod contact;
 mod contact_point;
+mod direction;
 mod overlap_mode;
 mod pose;
 mod ray;
@@ -56,6 +57,7 @@ pub use circle_rotated_rect::{
 };
 pub use contact::Contact;
 pub use contact_point::contact_point;
+pub(crate) use direction::direction_and_length;
 pub use overlap_mode::OverlapMode;
 pub use pose::Pose2d;
 pub use ray::{RayHit, ray_cast};

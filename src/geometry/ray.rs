@@ -3,6 +3,7 @@
 use bevy::math::{Ray2d, Rot2, Vec2};
 
 use super::WorldShape;
+use super::direction::direction_and_length;
 
 /// Where a ray first meets a shape.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,7 +99,8 @@ fn ray_cast_circle(center: Vec2, radius: f32, ray: Ray2d) -> Option<RayHit> {
         return None;
     }
     let distance = -along - discriminant.sqrt();
-    let normal = (from_center + *ray.direction * distance).normalize_or(-*ray.direction);
+    let normal = direction_and_length(from_center + *ray.direction * distance)
+        .map_or(-*ray.direction, |(unit, _)| unit);
     Some(RayHit {
         distance: distance.max(0.0),
         normal,

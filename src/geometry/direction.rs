@@ -1,0 +1,72 @@
+//! The direction and length of a vector, exact at every finite scale.
+
+use bevy::math::Vec2;
+
+/// The unit vector along `offset` and the length of `offset`, `None` when `offset` is zero or not finite.
+///
+/// Dividing by the square root of the squared length loses the direction at the extremes: below about
+/// 1e-19 the squares are subnormal and keep only a few bits, so the quotient is not unit length, and
+/// above about 1e19 they overflow. Offsets there are first scaled by their largest component.
+#[inline]
+pub(crate) fn direction_and_length(offset: Vec2) -> Option<(Vec2, f32)> {
+    let length_squared = offset.length_squared();
+    if (f32::MIN_POSITIVE..f32::INFINITY).contains(&length_squared) {
+        let length = length_squared.sqrt();
+        return Some((offset / length, length));
+    }
+    let largest = offset.x.abs().max(offset.y.abs());
+    if !offset.is_finite() || largest == 0.0 {
+        return None;
+    }
+    let scaled = offset / largest;
+    let scaled_length = scaled.length();
+    Some((scaled / scaled_length, largest * scaled_length))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direction_and_length_stay_exact_at_subnormal_and_huge_scales() {
+        for scale in [1.0, 1e-20, 1e-30, 1e-38, 1e-42, 1e-45, 1e20, 1e30, 3e38] {
+            for direction in [
+                Vec2::X,
+                -Vec2::Y,
+                Vec2::new(0.6, -0.8),
+                Vec2::new(1.0, 1e-3),
+            ] {
+                let offset = direction * scale;
+                let (unit, length) = direction_and_length(offset).unwrap();
+                // Oracle: the same offset (as rounded to f32) in f64, where nothing underflows.
+                let (x, y) = (f64::from(offset.x), f64::from(offset.y));
+                let exact_length = x.hypot(y);
+                let exact_unit = Vec2::new((x / exact_length) as f32, (y / exact_length) as f32);
+                assert!(
+                    (unit - exact_unit).length() < 1e-6,
+                    "{offset:?} gave {unit:?}"
+                );
+                // A subnormal length itself keeps few bits: allow its last place, 1.4e-45.
+                let last_place = f64::from(f32::from_bits(1));
+                assert!(
+                    (f64::from(length) - exact_length).abs() <= 1e-6 * exact_length + last_place,
+                    "{offset:?} gave length {length}"
+                );
+            }
+        }
+        // The fuzzer's case: an offset whose squared length is subnormal.
+        let (unit, _) = direction_and_length(Vec2::new(0.0, -5.459392e-23)).unwrap();
+        assert_eq!(unit, -Vec2::Y);
+    }
+
+    #[test]
+    fn direction_and_length_reject_zero_and_non_finite_offsets() {
+        for offset in [
+            Vec2::ZERO,
+            Vec2::new(f32::NAN, 1.0),
+            Vec2::new(f32::INFINITY, 0.0),
+        ] {
+            assert_eq!(direction_and_length(offset), None, "{offset:?}");
+        }
+    }
+}
