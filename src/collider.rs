@@ -5,9 +5,7 @@ use core::fmt;
 use bevy::prelude::*;
 
 use crate::events::CollidingEntities;
-use crate::geometry::{
-    Pose2d, WorldCircle, WorldRect, WorldRotatedRect, WorldShape, direction_and_length,
-};
+use crate::geometry::{Pose2d, WorldCircle, WorldRect, WorldRotatedRect, WorldShape};
 use crate::layers::CollisionLayers;
 
 /// The shape of a [`Collider`] in the entity's local space.
@@ -270,14 +268,11 @@ pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
     let affine = transform.affine();
     let x_axis = affine.matrix3.x_axis.truncate();
     let y_axis = affine.matrix3.y_axis.truncate();
-    // Exact at any scale, 1e-20 and 1e20 included, where squaring under- or overflows. A zero or
-    // NaN axis gives a NaN direction, so the pose is invalid.
-    let direction_and_length =
-        |axis: Vec2| direction_and_length(axis).unwrap_or((Vec2::NAN, axis.length()));
-    let (unit_x, scale_x) = direction_and_length(x_axis);
-    let (unit_y, length_y) = direction_and_length(y_axis);
+    let scale_x = robust_length(x_axis);
+    let length_y = robust_length(y_axis);
+    let unit_x = x_axis / scale_x;
     // The determinant's sign from unit axes, where it cannot underflow: negative means mirrored.
-    let mirrored = unit_x.perp_dot(unit_y) < 0.0;
+    let mirrored = unit_x.perp_dot(y_axis / length_y) < 0.0;
     let scale_y = if mirrored { -length_y } else { length_y };
     // Built from its fields: `Rot2::from_sin_cos` debug-asserts a unit rotation, and a zero or NaN scale
     // must give an invalid pose, not a panic.
@@ -290,6 +285,20 @@ pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
         rotation,
         Vec2::new(scale_x, scale_y),
     )
+}
+
+/// The length of `v`, exact where squaring would under- or overflow (scales near 1e-20 or 1e20): the
+/// square root of the squared length when that is a normal number, `hypot` (several times slower)
+/// otherwise. The contacts' branchless `direction_and_length` made the prepare stage slower here
+/// (W1 at 10,000 colliders: 0.19 to 0.26 ms), where this branch is always predicted.
+#[inline]
+fn robust_length(v: Vec2) -> f32 {
+    let squared = v.length_squared();
+    if squared.is_normal() {
+        squared.sqrt()
+    } else {
+        v.x.hypot(v.y)
+    }
 }
 
 /// The world-space shape of a [`Collider`], rebuilt by the plugin from the entity's `GlobalTransform`

@@ -57,7 +57,6 @@ pub use circle_rotated_rect::{
 };
 pub use contact::Contact;
 pub use contact_point::contact_point;
-pub(crate) use direction::direction_and_length;
 pub use overlap_mode::OverlapMode;
 pub use pose::Pose2d;
 pub use ray::{RayHit, ray_cast};
