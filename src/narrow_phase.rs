@@ -5,6 +5,10 @@ use bevy::prelude::*;
 
 use bevy::tasks::ComputeTaskPool;
 
+mod by_kind;
+
+use by_kind::CandidatesByKind;
+
 use crate::broad_phase::BroadPhase;
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::Contact;
@@ -75,6 +79,8 @@ pub struct Contacts {
     /// The sort's buffers, kept between updates.
     sort_scratch: Vec<PairContact>,
     sort_starts: Vec<u32>,
+    /// The candidates grouped by their shapes' kinds, kept between updates.
+    by_kind: CandidatesByKind,
 }
 
 impl Contacts {
@@ -144,41 +150,35 @@ pub(crate) fn find_contacts(
         chunks,
         sort_scratch,
         sort_starts,
+        by_kind,
         ..
     } = &mut *contacts;
     core::mem::swap(current, previous);
     current.clear();
     let entries = &broad_phase.entries;
     let mode = settings.overlap_mode;
-    let test = |candidates: &[(u32, u32)], out: &mut Vec<PairContact>| {
+    by_kind.group(entries, &broad_phase.candidates);
+    let by_kind = &*by_kind;
+    // Tests the candidates at `range` of the groups taken one after the other.
+    let test = |range: core::ops::Range<usize>, out: &mut Vec<PairContact>| {
         out.clear();
-        for &(i, j) in candidates {
-            let (a, b) = (&entries[i as usize], &entries[j as usize]);
-            // Orient every pair from the lower entity to the higher, whatever the grid's order.
-            let (first, second) = if a.entity < b.entity { (a, b) } else { (b, a) };
-            if let Some(contact) = first.shape.contact(&second.shape, mode) {
-                out.push(PairContact {
-                    collider1: first.entity,
-                    collider2: second.entity,
-                    contact,
-                });
-            }
-        }
+        by_kind.test(range, entries, mode, out);
     };
-    let candidates = &broad_phase.candidates;
+    let count = by_kind.len();
     // One thread gains nothing from the pool's tasks and pays for them (allocations included).
     let pool = ComputeTaskPool::try_get()
-        .filter(|pool| pool.thread_num() > 1 && candidates.len() >= PARALLEL_THRESHOLD);
+        .filter(|pool| pool.thread_num() > 1 && count >= PARALLEL_THRESHOLD);
     match pool {
         Some(pool) => {
-            let chunk_len = candidates.len().div_ceil(pool.thread_num().max(1) * 4);
+            let chunk_len = count.div_ceil(pool.thread_num().max(1) * 4);
             let mut buffers = core::mem::take(chunks);
-            buffers.resize_with(candidates.len().div_ceil(chunk_len), Vec::new);
+            buffers.resize_with(count.div_ceil(chunk_len), Vec::new);
             let buffers = pool.scope(|scope| {
-                for (slice, mut out) in candidates.chunks(chunk_len).zip(buffers.drain(..)) {
+                for (k, mut out) in buffers.drain(..).enumerate() {
                     let test = &test;
+                    let range = k * chunk_len..((k + 1) * chunk_len).min(count);
                     scope.spawn(async move {
-                        test(slice, &mut out);
+                        test(range, &mut out);
                         out
                     });
                 }
@@ -188,7 +188,7 @@ pub(crate) fn find_contacts(
             }
             *chunks = buffers;
         }
-        None => test(candidates, current),
+        None => test(0..count, current),
     }
     sort_contacts(current, sort_scratch, sort_starts);
     if broad_phase.incremental {
