@@ -7,7 +7,7 @@ use bevy::tasks::ComputeTaskPool;
 
 mod by_kind;
 
-use by_kind::CandidatesByKind;
+use by_kind::TestsByKind;
 
 use crate::broad_phase::BroadPhase;
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
@@ -75,12 +75,12 @@ pub struct Contacts {
     /// or ended, and `previous` is stale.
     pub(crate) unchanged: bool,
     /// Per-task buffers of the parallel narrow phase, kept between updates.
-    chunks: Vec<Vec<PairContact>>,
+    chunks: Vec<(Vec<PairContact>, TestsByKind)>,
     /// The sort's buffers, kept between updates.
     sort_scratch: Vec<PairContact>,
     sort_starts: Vec<u32>,
-    /// The candidates grouped by their shapes' kinds, kept between updates.
-    by_kind: CandidatesByKind,
+    /// The exact tests' buffers, kept between updates.
+    by_kind: TestsByKind,
 }
 
 impl Contacts {
@@ -157,38 +157,31 @@ pub(crate) fn find_contacts(
     current.clear();
     let entries = &broad_phase.entries;
     let mode = settings.overlap_mode;
-    by_kind.group(entries, &broad_phase.candidates);
-    let by_kind = &*by_kind;
-    // Tests the candidates at `range` of the groups taken one after the other.
-    let test = |range: core::ops::Range<usize>, out: &mut Vec<PairContact>| {
-        out.clear();
-        by_kind.test(range, entries, mode, out);
-    };
-    let count = by_kind.len();
+    let candidates = &broad_phase.candidates;
     // One thread gains nothing from the pool's tasks and pays for them (allocations included).
     let pool = ComputeTaskPool::try_get()
-        .filter(|pool| pool.thread_num() > 1 && count >= PARALLEL_THRESHOLD);
+        .filter(|pool| pool.thread_num() > 1 && candidates.len() >= PARALLEL_THRESHOLD);
     match pool {
         Some(pool) => {
-            let chunk_len = count.div_ceil(pool.thread_num().max(1) * 4);
+            let chunk_len = candidates.len().div_ceil(pool.thread_num().max(1) * 4);
             let mut buffers = core::mem::take(chunks);
-            buffers.resize_with(count.div_ceil(chunk_len), Vec::new);
+            buffers.resize_with(candidates.len().div_ceil(chunk_len), Default::default);
             let buffers = pool.scope(|scope| {
-                for (k, mut out) in buffers.drain(..).enumerate() {
-                    let test = &test;
-                    let range = k * chunk_len..((k + 1) * chunk_len).min(count);
+                for (slice, mut buffer) in candidates.chunks(chunk_len).zip(buffers.drain(..)) {
                     scope.spawn(async move {
-                        test(range, &mut out);
-                        out
+                        let (out, tests) = &mut buffer;
+                        out.clear();
+                        tests.test(slice, entries, mode, out);
+                        buffer
                     });
                 }
             });
-            for out in &buffers {
+            for (out, _) in &buffers {
                 current.extend_from_slice(out);
             }
             *chunks = buffers;
         }
-        None => test(0..count, current),
+        None => by_kind.test(candidates, entries, mode, current),
     }
     sort_contacts(current, sort_scratch, sort_starts);
     if broad_phase.incremental {

@@ -1,12 +1,13 @@
 //! The exact tests, grouped by the two shapes' kinds, so that the choice of test is made once a group
 //! rather than once a pair, where the branch predictor cannot guess it.
 //!
-//! On workload W1 at 10,000 colliders (6,100 candidates) the tests took 0.19 ms in the candidates'
-//! order and take 0.14 ms by group, after 0.034 ms of grouping; at 100,000, 2.65 ms against 1.84 to
-//! 2.0 ms, after 0.50 to 0.56 ms (temporary timers, two alternating runs of each binary). A first
-//! version read each pair's kinds from the entries and counting-sorted the candidates in two passes:
-//! its grouping cost what the tests saved. This one reads the kinds from a byte per entry and pushes
-//! each pair to its group's buffer in one pass.
+//! The candidates are grouped a block at a time: the colliders a block names are still in the cache
+//! when its groups are tested. On workload W1 the narrow phase took 0.256 to 0.259 ms at 10,000
+//! colliders before and takes 0.228 to 0.230 ms (three alternating runs of each binary); at 1,000,000
+//! it took 41 ms either way. Grouping all the candidates at once, into one buffer per group, gave
+//! 0.236 ms at 10,000 and 57 ms at 1,000,000, where each group's loop read the colliders again from
+//! memory. A first version of that read each pair's kinds from the entries and counting-sorted all the
+//! candidates in two passes: its grouping cost what the tests saved.
 
 use bevy::prelude::*;
 
@@ -18,64 +19,41 @@ use super::PairContact;
 /// How many groups: one per unordered pair of the three kinds.
 const GROUPS: usize = 6;
 
-/// The candidate pairs sorted into one buffer per pair of kinds, each pair with the slot of the kind
-/// that comes first in the contact functions' arguments first. The buffers are kept between updates.
+/// How many candidates are grouped and tested at a time: few enough that the colliders they name stay
+/// in the cache between the grouping and the tests, many enough that each group's loop runs long.
+const BLOCK: usize = 1024;
+
+/// Tests candidate pairs a block at a time, grouped by their kinds; keeps its buffers between calls.
 #[derive(Debug, Default)]
-pub(super) struct CandidatesByKind {
-    /// Each entry's [`kind_rank`].
-    ranks: Vec<u8>,
+pub(super) struct TestsByKind {
+    /// One buffer per pair of kinds, each pair with the slot of the kind that comes first in the
+    /// contact functions' arguments first.
     groups: [Vec<(u32, u32)>; GROUPS],
-    /// Where each group starts in the groups taken one after the other, and their total.
-    starts: [usize; GROUPS + 1],
 }
 
-impl CandidatesByKind {
-    /// Sorts `candidates` (pairs of slots in `entries`) into their groups.
-    pub(super) fn group(&mut self, entries: &[ColliderEntry], candidates: &[(u32, u32)]) {
-        for group in &mut self.groups {
-            group.clear();
-        }
-        // A byte per entry is quicker to read than the entries, but costs a pass over all of them:
-        // it pays only when the candidates are not few beside the entries (when few colliders moved,
-        // they are: 1,000 among 100,000 in workload W3).
-        if candidates.len() >= entries.len() / 2 {
-            self.ranks.clear();
-            self.ranks
-                .extend(entries.iter().map(|entry| kind_rank(&entry.shape)));
-            let ranks = &self.ranks;
-            push_all(&mut self.groups, candidates, |slot| ranks[slot as usize]);
-        } else {
-            push_all(&mut self.groups, candidates, |slot| {
-                kind_rank(&entries[slot as usize].shape)
-            });
-        }
-        for group in 0..GROUPS {
-            self.starts[group + 1] = self.starts[group] + self.groups[group].len();
-        }
-    }
-
-    /// How many candidates the groups hold.
-    pub(super) fn len(&self) -> usize {
-        self.starts[GROUPS]
-    }
-
-    /// Tests the candidates at `range` of the groups taken one after the other, and pushes the
-    /// touching ones to `out`, oriented from the lower entity to the higher.
+impl TestsByKind {
+    /// Tests `candidates` (pairs of slots in `entries`) and pushes the touching ones to `out`,
+    /// oriented from the lower entity to the higher.
     pub(super) fn test(
-        &self,
-        range: core::ops::Range<usize>,
+        &mut self,
+        candidates: &[(u32, u32)],
         entries: &[ColliderEntry],
         mode: OverlapMode,
         out: &mut Vec<PairContact>,
     ) {
-        for (group, pairs) in self.groups.iter().enumerate() {
-            let start = self.starts[group];
-            let (from, to) = (
-                start.max(range.start),
-                self.starts[group + 1].min(range.end),
-            );
-            if from < to {
-                test_group(group, &pairs[from - start..to - start], entries, mode, out);
+        for block in candidates.chunks(BLOCK) {
+            for group in &mut self.groups {
+                group.clear();
+            }
+            for &(i, j) in block {
+                let rank = |slot: u32| kind_rank(&entries[slot as usize].shape);
+                let (rank_i, rank_j) = (rank(i), rank(j));
+                let pair = if rank_i > rank_j { (j, i) } else { (i, j) };
+                let group = GROUP_OF_RANKS[usize::from((rank_i << 2 | rank_j) & 15)];
+                self.groups[usize::from(group)].push(pair);
+            }
+            for (group, pairs) in self.groups.iter().enumerate() {
+                test_group(group, pairs, entries, mode, out);
             }
         }
     }
@@ -97,25 +75,11 @@ fn kind_rank(shape: &WorldShape) -> u8 {
 /// circle, 3 for two rectangles, 4 for a rectangle and a circle, 5 for two circles.
 const GROUP_OF_RANKS: [u8; 16] = [0, 1, 2, 0, 1, 3, 4, 0, 2, 4, 5, 0, 0, 0, 0, 0];
 
-/// Pushes each candidate to its group, with the slot of the lower rank first.
-#[inline(always)]
-fn push_all(
-    groups: &mut [Vec<(u32, u32)>; GROUPS],
-    candidates: &[(u32, u32)],
-    rank: impl Fn(u32) -> u8,
-) {
-    for &(i, j) in candidates {
-        let (rank_i, rank_j) = (rank(i), rank(j));
-        let pair = if rank_i > rank_j { (j, i) } else { (i, j) };
-        let group = GROUP_OF_RANKS[usize::from((rank_i << 2 | rank_j) & 15)];
-        groups[usize::from(group)].push(pair);
-    }
-}
-
 /// Tests the pairs of one group, each with the slot of the lower-ranked kind first, and pushes the
 /// touching ones, oriented from the lower entity to the higher. Each group's loop calls its contact
 /// function directly: through [`WorldShape::contact`], whose choice the branch predictor learns within
-/// a group, the narrow phase took 0.244 to 0.251 ms on W1 at 10,000 against 0.234 to 0.238 ms.
+/// a group, the narrow phase took 0.244 to 0.251 ms on W1 at 10,000 against 0.234 to 0.238 ms (both
+/// grouping all the candidates at once).
 fn test_group(
     group: usize,
     pairs: &[(u32, u32)],
@@ -264,40 +228,32 @@ mod tests {
             .map(|_| (next(count), next(count)))
             .filter(|(i, j)| i != j)
             .collect();
-        // All of them, which the groups take with a byte per entry, and a few (fewer than half the
-        // entries), which they take with the entries' kinds.
-        for (candidates, many) in [(&candidates[..], true), (&candidates[..250], false)] {
-            for mode in [OverlapMode::Closed, OverlapMode::InteriorOnly] {
-                let expected = by_pair(one_by_one(&entries, candidates, mode));
-                let mut groups = CandidatesByKind::default();
-                groups.group(&entries, candidates);
-                assert_eq!(groups.len(), candidates.len(), "every candidate grouped");
-                // In one go, and in uneven ranges as the parallel tasks take them.
-                let mut whole = Vec::new();
-                groups.test(0..groups.len(), &entries, mode, &mut whole);
-                let mut in_ranges = Vec::new();
-                for start in (0..groups.len()).step_by(123) {
-                    let range = start..(start + 123).min(groups.len());
-                    groups.test(range, &entries, mode, &mut in_ranges);
-                }
-                if many {
-                    let smallest_group = groups.groups.iter().map(Vec::len).min();
-                    assert!(smallest_group > Some(1000), "all six groups tested");
-                    let touching = expected.len();
-                    assert!(
-                        touching > 2_000 && touching < candidates.len() - 2_000,
-                        "touching and apart pairs in {mode:?}: {touching} of {}",
-                        candidates.len()
-                    );
-                    if mode == OverlapMode::Closed {
-                        let just_touching =
-                            expected.iter().filter(|p| p.contact.depth == 0.0).count();
-                        assert!(just_touching > 100, "{just_touching} pairs only touch");
-                    }
-                }
-                assert_eq!(by_pair(whole), expected, "in one go, {mode:?}");
-                assert_eq!(by_pair(in_ranges), expected, "in ranges, {mode:?}");
+        for mode in [OverlapMode::Closed, OverlapMode::InteriorOnly] {
+            let expected = by_pair(one_by_one(&entries, &candidates, mode));
+            let touching = expected.len();
+            assert!(
+                touching > 2_000 && touching < candidates.len() - 2_000,
+                "touching and apart pairs in {mode:?}: {touching} of {}",
+                candidates.len()
+            );
+            if mode == OverlapMode::Closed {
+                let just_touching = expected.iter().filter(|p| p.contact.depth == 0.0).count();
+                assert!(just_touching > 100, "{just_touching} pairs only touch");
             }
+            let mut tests = TestsByKind::default();
+            // In one go (many blocks), and in uneven slices as the parallel tasks take them.
+            let mut whole = Vec::new();
+            tests.test(&candidates, &entries, mode, &mut whole);
+            assert!(
+                tests.groups.iter().all(|group| !group.is_empty()),
+                "the last block has all six groups"
+            );
+            let mut in_slices = Vec::new();
+            for slice in candidates.chunks(123) {
+                tests.test(slice, &entries, mode, &mut in_slices);
+            }
+            assert_eq!(by_pair(whole), expected, "in one go, {mode:?}");
+            assert_eq!(by_pair(in_slices), expected, "in slices, {mode:?}");
         }
     }
 }
