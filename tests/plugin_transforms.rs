@@ -332,3 +332,61 @@ fn pairs_touching_by_the_exact_test_survive_box_rounding() {
         "and agrees with brute force"
     );
 }
+
+/// How many colliders' world shapes were marked changed in the last update.
+#[derive(Resource, Default)]
+struct ShapesChanged(usize);
+
+fn count_changed_shapes(
+    shapes: Query<(), Changed<ColliderWorldShape>>,
+    mut changed: ResMut<ShapesChanged>,
+) {
+    changed.0 = shapes.iter().count();
+}
+
+#[test]
+fn world_shapes_are_marked_changed_only_when_they_change() {
+    let mut app = app();
+    app.init_resource::<ShapesChanged>()
+        .add_systems(Last, count_changed_shapes);
+    let rect = app
+        .world_mut()
+        .spawn((at(0.0, 0.0), Collider::rotated_rect(2.0, 1.0)))
+        .id();
+    let circle = app
+        .world_mut()
+        .spawn((at(1.0, 0.0), Collider::circle(1.0)))
+        .id();
+    app.update();
+    assert_eq!(app.world().resource::<ShapesChanged>().0, 2, "both new");
+    let step = |app: &mut App, edit: &dyn Fn(&mut Transform)| {
+        let mut transform = app.world_mut().get_mut::<Transform>(rect).unwrap();
+        edit(&mut transform);
+        app.update();
+        app.world().resource::<ShapesChanged>().0
+    };
+    assert_eq!(
+        step(&mut app, &|_| {}),
+        0,
+        "a transform written but the same"
+    );
+    // The global transform changes, the 2D shape does not.
+    assert_eq!(
+        step(&mut app, &|t| t.translation.z = 5.0),
+        0,
+        "moved along z only"
+    );
+    // The same centre, so the whole shapes are compared.
+    assert_eq!(
+        step(&mut app, &|t| t.rotate_z(0.3)),
+        1,
+        "turned about its centre"
+    );
+    assert_eq!(
+        step(&mut app, &|t| t.translation.x = 0.5),
+        1,
+        "moved in the plane"
+    );
+    assert_eq!(step(&mut app, &|_| {}), 0, "written again, the same");
+    assert!(touching(&mut app, rect).contains(&circle), "they overlap");
+}
