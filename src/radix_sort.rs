@@ -36,7 +36,7 @@ pub(crate) fn radix_sort_by_key<T: Copy>(
         for start in &mut starts {
             (*start, total) = (total, total + *start);
         }
-        scratch.clear();
+        // Every slot is written below: only slots beyond the buffer's last length need a value first.
         scratch.resize(items.len(), first);
         for item in items.iter() {
             let slot = &mut starts[digit(item)];
@@ -71,7 +71,7 @@ pub(crate) fn bucket_sort_by_key<T: Copy, K: Ord>(
     for b in 0..bucket_count {
         starts[b + 1] += starts[b];
     }
-    scratch.clear();
+    // Every slot is written below: only slots beyond the buffer's last length need a value first.
     scratch.resize(items.len(), first);
     // `starts[b]` walks from bucket b's start to its end, which is bucket b + 1's start.
     for item in items.iter() {

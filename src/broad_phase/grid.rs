@@ -172,9 +172,8 @@ impl UniformGrid {
             self.cell_start[cell + 1] += self.cell_start[cell];
         }
         self.cursor.clone_from(&self.cell_start);
-        order.clear();
+        // Every slot of both is written below: only slots beyond their last length need a value first.
         order.resize(aabbs.len(), 0);
-        self.sorted_keys.clear();
         self.sorted_keys.resize(aabbs.len(), LARGE);
         let mut next_large = self.cell_start[cell_count] as usize;
         for (index, &key) in keys.iter().enumerate() {
