@@ -47,18 +47,15 @@ pub(crate) fn radix_sort_by_key<T: Copy>(
     }
 }
 
-/// Sorts `items` by `key` when that order puts the items of a lower `bucket` (below `bucket_count`)
-/// first: one counting sort into the buckets, then a comparison sort within each bucket's run. With
-/// many buckets the runs are short, so this costs two passes where [`radix_sort_by_key`] costs one per
-/// varying byte. Items of equal key may change order. `scratch` and `starts` are buffers the caller
-/// keeps between calls.
-pub(crate) fn bucket_sort_by_key<T: Copy, K: Ord>(
+/// Sorts `items` by `bucket` (below `bucket_count`), stably: one pass to count each bucket's items, one
+/// to place them. Afterwards `starts[b]` is where bucket b's run ends. `scratch` and `starts` are
+/// buffers the caller keeps between calls.
+pub(crate) fn counting_sort_by_bucket<T: Copy>(
     items: &mut Vec<T>,
     scratch: &mut Vec<T>,
     starts: &mut Vec<u32>,
     bucket_count: usize,
     bucket: impl Fn(&T) -> usize,
-    key: impl Fn(&T) -> K,
 ) {
     let Some(&first) = items.first() else {
         return;
@@ -80,6 +77,22 @@ pub(crate) fn bucket_sort_by_key<T: Copy, K: Ord>(
         *slot += 1;
     }
     core::mem::swap(items, scratch);
+}
+
+/// Sorts `items` by `key` when that order puts the items of a lower `bucket` (below `bucket_count`)
+/// first: one counting sort into the buckets, then a comparison sort within each bucket's run. With
+/// many buckets the runs are short, so this costs two passes where [`radix_sort_by_key`] costs one per
+/// varying byte. Items of equal key may change order. `scratch` and `starts` are buffers the caller
+/// keeps between calls.
+pub(crate) fn bucket_sort_by_key<T: Copy, K: Ord>(
+    items: &mut Vec<T>,
+    scratch: &mut Vec<T>,
+    starts: &mut Vec<u32>,
+    bucket_count: usize,
+    bucket: impl Fn(&T) -> usize,
+    key: impl Fn(&T) -> K,
+) {
+    counting_sort_by_bucket(items, scratch, starts, bucket_count, bucket);
     let mut run_start = 0;
     for &run_end in &starts[..bucket_count] {
         let run = &mut items[run_start..run_end as usize];
@@ -116,6 +129,38 @@ fn insertion_sort_by_key<T: Copy, K: Ord>(run: &mut [T], key: impl Fn(&T) -> K) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_counting_sorts_order_by_both_keys() {
+        // Pairs of small numbers in a scrambled order, with repeats; the third field records the
+        // input order, which equal pairs must keep (stability is what makes the second pass keep the
+        // first pass's order within each bucket).
+        let mut items: Vec<(u32, u32, u32)> = (0..3000u32)
+            .map(|i| ((i * 7919) % 211, (i * 104_729) % 97, i))
+            .collect();
+        let mut expected = items.clone();
+        expected.sort_by_key(|&(first, second, _)| (first, second));
+        let (mut scratch, mut starts) = (Vec::new(), Vec::new());
+        counting_sort_by_bucket(
+            &mut items,
+            &mut scratch,
+            &mut starts,
+            97,
+            |&(_, second, _)| second as usize,
+        );
+        counting_sort_by_bucket(
+            &mut items,
+            &mut scratch,
+            &mut starts,
+            211,
+            |&(first, _, _)| first as usize,
+        );
+        assert_eq!(
+            items, expected,
+            "by the first, then the second, then input order"
+        );
+        assert_eq!(starts[210], 3000, "the last bucket's run ends at the end");
+    }
 
     #[test]
     fn bucket_sort_matches_a_comparison_sort() {
