@@ -14,6 +14,8 @@ pub mod narrow_phase;
 pub mod plugin;
 pub mod query;
 mod radix_sort;
+#[cfg(test)]
+mod test_rng;
 
 pub use broad_phase::BroadPhase;
 pub use collider::{

@@ -97,13 +97,7 @@ mod tests {
 
     #[test]
     fn least_overlap_has_the_bits_of_the_version_with_branches() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         // Few distinct values, so that ties are common, with zeros of both signs, NaN and infinities.
         let values = [
             -2.0,

@@ -181,13 +181,8 @@ mod tests {
 
     #[test]
     fn grouped_tests_give_the_contacts_of_the_tests_one_by_one_bit_for_bit() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |bound: u32| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 32) as u32 % bound
-        };
+        let mut random = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = move |bound: u32| (random() >> 32) as u32 % bound;
         // Shapes of every kind on a grid of half units, so that many touch exactly; sizes in half
         // units; rotations of 0, 90 and 45 degrees and one without symmetry. Entities are numbered
         // at random, so that the lower entity is as often the second slot as the first.
