@@ -11,6 +11,7 @@ pub mod events;
 pub mod geometry;
 pub mod layers;
 pub mod narrow_phase;
+mod parallel;
 pub mod plugin;
 pub mod query;
 mod radix_sort;

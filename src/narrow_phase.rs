@@ -3,8 +3,6 @@
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
-use bevy::tasks::ComputeTaskPool;
-
 mod by_kind;
 
 use by_kind::TestsByKind;
@@ -12,6 +10,7 @@ use by_kind::TestsByKind;
 use crate::broad_phase::BroadPhase;
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::Contact;
+use crate::parallel::pool_for;
 use crate::plugin::CollisionSettings;
 use crate::radix_sort::{bucket_sort_by_key, counting_sort_by_bucket, radix_sort_by_key};
 
@@ -158,9 +157,7 @@ pub(crate) fn find_contacts(
     let entries = &broad_phase.entries;
     let mode = settings.overlap_mode;
     let candidates = &broad_phase.candidates;
-    // One thread gains nothing from the pool's tasks and pays for them (allocations included).
-    let pool = ComputeTaskPool::try_get()
-        .filter(|pool| pool.thread_num() > 1 && candidates.len() >= PARALLEL_THRESHOLD);
+    let pool = pool_for(candidates.len(), PARALLEL_THRESHOLD);
     match pool {
         Some(pool) => {
             let chunk_len = candidates.len().div_ceil(pool.thread_num().max(1) * 4);

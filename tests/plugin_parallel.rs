@@ -1,6 +1,7 @@
-//! The pipeline over a compute task pool of four threads, so that the prepare stage, the grid's pair
-//! search and the exact tests all take their parallel paths: every frame must still match brute force,
-//! and a collider turning invalid and back must be marked from inside the parallel loop.
+//! The pipeline over a compute task pool of four threads, so that the prepare stage, the grid's sort
+//! and pair search, the reorder and the exact tests all take their parallel paths: every frame must
+//! still match brute force (or, at 40,000 colliders, an independent sweep), and a collider turning
+//! invalid and back must be marked from inside the parallel loop.
 
 mod common;
 
@@ -12,6 +13,36 @@ use common::*;
 #[derive(Component)]
 struct Velocity(Vec2);
 
+/// Every pair of active colliders whose shapes intersect, found by a sweep along x over their boxes
+/// (grown by a margin, so that the sweep drops no pair the exact test accepts) and the exact test:
+/// brute force's answer, in the time a world of tens of thousands of colliders allows.
+fn swept_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
+    let mut query = app
+        .world_mut()
+        .query_filtered::<(Entity, &ColliderWorldShape), (With<Collider>, Without<ColliderDisabled>)>();
+    let mut shapes: Vec<_> = query
+        .iter(app.world())
+        .filter_map(|(entity, shape)| shape.0.map(|shape| (entity, shape, shape.aabb())))
+        .collect();
+    shapes.sort_by(|a, b| a.2.min.x.total_cmp(&b.2.min.x));
+    let margin = 1e-3;
+    let mut pairs = Vec::new();
+    for (i, (a, shape_a, box_a)) in shapes.iter().enumerate() {
+        for (b, shape_b, box_b) in &shapes[i + 1..] {
+            if box_b.min.x > box_a.max.x + margin {
+                break;
+            }
+            let apart_in_y =
+                box_b.min.y > box_a.max.y + margin || box_a.min.y > box_b.max.y + margin;
+            if !apart_in_y && shape_a.intersects(shape_b, OverlapMode::Closed) {
+                pairs.push((*a.min(b), *a.max(b)));
+            }
+        }
+    }
+    pairs.sort();
+    pairs
+}
+
 fn move_all(mut movers: Query<(&mut Transform, &Velocity)>) {
     for (mut transform, velocity) in &mut movers {
         transform.translation += velocity.0.extend(0.0);
@@ -19,17 +50,22 @@ fn move_all(mut movers: Query<(&mut Transform, &Velocity)>) {
     }
 }
 
-#[test]
-fn parallel_pipeline_matches_brute_force_every_frame() {
-    let mut app = app_with_compute_threads(4);
-    app.add_systems(Update, move_all);
-    let mut rng = Rng(0x9a7a_11e1);
-    // Dense enough for more candidates than the narrow phase's parallel threshold (4,096).
-    let side = 80.0;
-    let colliders: Vec<Entity> = (0..3000)
+/// Spawns `count` moving and turning colliders, a third of each kind, in a square of side `side`, of
+/// sides (or diameters) in `sizes`.
+fn spawn_movers(
+    app: &mut App,
+    mut rng: Rng,
+    count: usize,
+    side: f32,
+    sizes: core::ops::Range<f32>,
+) -> Vec<Entity> {
+    (0..count)
         .map(|i| {
             let position = Vec2::new(rng.range(-side, side), rng.range(-side, side)) * 0.5;
-            let (w, h) = (rng.range(0.6, 2.6), rng.range(0.6, 2.6));
+            let (w, h) = (
+                rng.range(sizes.start, sizes.end),
+                rng.range(sizes.start, sizes.end),
+            );
             let collider = match i % 3 {
                 0 => Collider::rect(w, h),
                 1 => Collider::rotated_rect(w, h),
@@ -40,7 +76,15 @@ fn parallel_pipeline_matches_brute_force_every_frame() {
                 .with_rotation(Quat::from_rotation_z(rng.range(-3.1, 3.1)));
             app.world_mut().spawn((transform, collider, velocity)).id()
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn parallel_pipeline_matches_brute_force_every_frame() {
+    let mut app = app_with_compute_threads(4);
+    app.add_systems(Update, move_all);
+    // Dense enough for more candidates than the narrow phase's parallel threshold (4,096).
+    let colliders = spawn_movers(&mut app, Rng(0x9a7a_11e1), 3000, 80.0, 0.6..2.6);
     app.update();
     assert_eq!(
         ComputeTaskPool::get().thread_num(),
@@ -87,4 +131,32 @@ fn parallel_pipeline_matches_brute_force_every_frame() {
             "frame {frame}: the NaN collider is marked invalid exactly while it is NaN"
         );
     }
+}
+
+#[test]
+fn parallel_build_of_a_large_world_matches_a_sweep_every_frame() {
+    let mut app = app_with_compute_threads(4);
+    app.add_systems(Update, move_all);
+    // Above the grid's thresholds for splitting the sort and the reorder (32,768 colliders).
+    let count = 40_000;
+    let side = 4.0 * (count as f32).sqrt();
+    spawn_movers(&mut app, Rng(0x51de_5eed), count, side, 1.0..3.0);
+    for frame in 0..3 {
+        app.update();
+        let colliders = app.world().resource::<CollisionDiagnostics>().colliders;
+        assert_eq!(colliders, count, "frame {frame}: every collider takes part");
+        let expected = swept_pairs(&mut app);
+        assert!(expected.len() > 5000, "frame {frame}: the world must touch");
+        assert_eq!(
+            colliding_pairs(&mut app),
+            expected,
+            "frame {frame}: CollidingEntities against the sweep"
+        );
+        assert_eq!(
+            replayed_pairs(&app),
+            expected,
+            "frame {frame}: the event stream against the sweep"
+        );
+    }
+    assert_eq!(ComputeTaskPool::get().thread_num(), 4);
 }

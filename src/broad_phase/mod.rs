@@ -8,6 +8,7 @@
 //! that stay still cost nothing after the build. When nothing moved or changed, the broad and narrow
 //! phases keep their results.
 
+mod cell_sort;
 mod grid;
 mod moved;
 
@@ -19,12 +20,16 @@ use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
 use crate::layers::CollisionLayers;
 use crate::narrow_phase::Contacts;
+use crate::parallel::{gather_in_order, pool_for};
 use crate::plugin::CollisionSettings;
 use grid::UniformGrid;
 use moved::MovedSinceBuild;
 
 /// The grid is kept while at most one collider in this many has moved since it was built.
 pub const MOVED_SHARE: usize = 8;
+
+/// Below this many colliders a full build reorders the entries on one thread (see the grid's sort).
+const REORDER_PARALLEL_THRESHOLD: usize = 32_768;
 
 /// One collider as the pipeline sees it this frame, packed for the pair loops. Its layers are kept
 /// apart ([`BroadPhase`]'s `layers`), and only when some collider has other than the default ones:
@@ -156,12 +161,12 @@ impl BroadPhase {
         // Colliders near each other in the world go near each other in memory.
         grid.fit(aabbs);
         grid.sort(aabbs, order);
-        spare_entries.clear();
-        spare_entries.extend(order.iter().map(|&i| entries[i as usize]));
+        let pool = pool_for(entries.len(), REORDER_PARALLEL_THRESHOLD);
+        gather_in_order(pool, entries, order, spare_entries);
         core::mem::swap(entries, spare_entries);
         layers.clear();
         if *layered {
-            layers.extend(order.iter().map(|&i| spare_layers[i as usize]));
+            gather_in_order(pool, spare_layers, order, layers);
         }
         grid.find_pairs(candidates);
         if *layered {

@@ -1,0 +1,324 @@
+//! The grid's sort of boxes by cell: a counting sort, split over Bevy's compute task pool when it has
+//! several threads.
+//!
+//! On one thread it is the plain counting sort: the boxes' keys in input order, a count per cell, the
+//! counts turned into starts, then each box placed at its cell's next slot. On several threads, each
+//! task first takes a slice of the input and lists its boxes by range of cells (ranges of about as many
+//! boxes each, judged from a sample of the keys); then each task takes one range, which fills a run of
+//! the output no other task writes, and counts and places that range's boxes, reading the lists in
+//! input order so that the sort stays stable.
+
+use bevy::math::bounding::Aabb2d;
+use bevy::tasks::TaskPool;
+
+/// Up to this many keys are sampled to split the cells into ranges of about as many boxes each.
+const SAMPLES: usize = 256;
+
+/// The sort's buffers, kept between updates.
+#[derive(Debug, Default)]
+pub(super) struct CellSort {
+    /// For each slice of the input, one list per range of cells of its boxes' `(index, key)`, in input
+    /// order.
+    lists: Vec<Vec<Vec<(u32, u32)>>>,
+    /// The first cell of each range, then one past the last key.
+    range_starts: Vec<u32>,
+    sample: Vec<u32>,
+}
+
+/// Where [`CellSort::sort`] writes the boxes' order.
+pub(super) struct SortedByCell<'a, B> {
+    /// `order[k]` is the input index of the k-th box.
+    pub order: &'a mut Vec<u32>,
+    /// The k-th box's key.
+    pub keys: &'a mut Vec<u32>,
+    /// `starts[c]` is where the boxes of key `c` start, and `starts[c + 1]` where they end.
+    pub starts: &'a mut Vec<u32>,
+    /// What `bound` made of the k-th box.
+    pub bounds: &'a mut Vec<B>,
+}
+
+impl CellSort {
+    /// Sorts `aabbs` by `key`, which must be at most `last_key`, stably, into `out`; over `pool` when
+    /// given.
+    pub(super) fn sort<B: Copy + Default + Send>(
+        &mut self,
+        pool: Option<&TaskPool>,
+        aabbs: &[Aabb2d],
+        last_key: u32,
+        key: impl Fn(&Aabb2d) -> u32 + Sync,
+        bound: impl Fn(&Aabb2d) -> B + Sync,
+        out: SortedByCell<'_, B>,
+    ) {
+        let pool = pool.filter(|_| !aabbs.is_empty());
+        let tasks = pool.map_or(1, TaskPool::thread_num);
+        self.split_keys(aabbs, last_key, tasks, &key);
+        self.list_by_range(pool, aabbs, tasks, &key);
+        self.place(pool, aabbs, tasks, &bound, out);
+    }
+
+    /// Splits the keys into `tasks` ranges of about as many boxes each, from a sample.
+    fn split_keys(
+        &mut self,
+        aabbs: &[Aabb2d],
+        last_key: u32,
+        tasks: usize,
+        key: &(impl Fn(&Aabb2d) -> u32 + Sync),
+    ) {
+        self.range_starts.clear();
+        self.range_starts.push(0);
+        if tasks > 1 {
+            self.sample.clear();
+            let stride = (aabbs.len() / SAMPLES).max(1);
+            self.sample.extend(aabbs.iter().step_by(stride).map(key));
+            self.sample.sort_unstable();
+            for range in 1..tasks {
+                let quantile = self.sample[range * self.sample.len() / tasks];
+                let previous = self.range_starts[range - 1];
+                self.range_starts.push(quantile.max(previous));
+            }
+        }
+        self.range_starts.push(last_key + 1);
+    }
+
+    /// Lists each slice's boxes by range, one task a slice.
+    fn list_by_range(
+        &mut self,
+        pool: Option<&TaskPool>,
+        aabbs: &[Aabb2d],
+        tasks: usize,
+        key: &(impl Fn(&Aabb2d) -> u32 + Sync),
+    ) {
+        let range_starts = &self.range_starts[1..tasks];
+        let slice_len = aabbs.len().div_ceil(tasks);
+        self.lists.resize_with(tasks, Vec::new);
+        let list = |slice: usize, lists: &mut Vec<Vec<(u32, u32)>>| {
+            lists.resize_with(tasks, Vec::new);
+            for list in lists.iter_mut() {
+                list.clear();
+            }
+            let first = (slice * slice_len).min(aabbs.len());
+            let last = (first + slice_len).min(aabbs.len());
+            for (index, aabb) in (first..last).zip(&aabbs[first..last]) {
+                let key = key(aabb);
+                // Without a branch: the boxes come in no order of their ranges.
+                let range: usize = range_starts.iter().map(|&s| usize::from(key >= s)).sum();
+                lists[range].push((index as u32, key));
+            }
+        };
+        match pool {
+            Some(pool) => {
+                pool.scope(|scope| {
+                    for (slice, lists) in self.lists.iter_mut().enumerate() {
+                        let list = &list;
+                        scope.spawn(async move { list(slice, lists) });
+                    }
+                });
+            }
+            None => list(0, &mut self.lists[0]),
+        }
+    }
+
+    /// Counts and places the boxes, one task a range of keys, each writing its own run of the output.
+    fn place<B: Copy + Default + Send>(
+        &self,
+        pool: Option<&TaskPool>,
+        aabbs: &[Aabb2d],
+        tasks: usize,
+        bound: &(impl Fn(&Aabb2d) -> B + Sync),
+        out: SortedByCell<'_, B>,
+    ) {
+        let key_count = *self.range_starts.last().expect("ranges") as usize;
+        // Every slot is written below: only slots beyond the buffers' last length need a value first.
+        out.order.resize(aabbs.len(), 0);
+        out.keys.resize(aabbs.len(), 0);
+        out.bounds.resize(aabbs.len(), B::default());
+        out.starts.resize(key_count + 1, 0);
+        out.starts[0] = 0;
+        let lists = &self.lists;
+        // Fills one range's run of the output, which starts at `base`; `ends` is `starts[c + 1]` for
+        // each key c of the range.
+        let place_range = |range: usize,
+                           base: u32,
+                           ends: &mut [u32],
+                           order: &mut [u32],
+                           keys: &mut [u32],
+                           bounds: &mut [B]| {
+            let first_key = self.range_starts[range];
+            let range_lists = || lists.iter().map(move |slice_lists| &slice_lists[range]);
+            ends.fill(0);
+            for list in range_lists() {
+                for &(_, key) in list {
+                    ends[(key - first_key) as usize] += 1;
+                }
+            }
+            // The counts become starts, which the placing moves on to the ends.
+            let mut next = base;
+            for slot in ends.iter_mut() {
+                (*slot, next) = (next, next + *slot);
+            }
+            for list in range_lists() {
+                for &(index, key) in list {
+                    let slot = &mut ends[(key - first_key) as usize];
+                    let local = (*slot - base) as usize;
+                    order[local] = index;
+                    keys[local] = key;
+                    *slot += 1;
+                }
+            }
+            for (bounds, &index) in bounds.iter_mut().zip(&*order) {
+                *bounds = bound(&aabbs[index as usize]);
+            }
+        };
+        let range_len = |range: usize| -> usize {
+            lists
+                .iter()
+                .map(|slice_lists| slice_lists[range].len())
+                .sum()
+        };
+        let Some(pool) = pool else {
+            place_range(0, 0, &mut out.starts[1..], out.order, out.keys, out.bounds);
+            return;
+        };
+        pool.scope(|scope| {
+            let (mut ends, mut order, mut keys, mut bounds) = (
+                &mut out.starts[1..],
+                &mut out.order[..],
+                &mut out.keys[..],
+                &mut out.bounds[..],
+            );
+            let mut base = 0;
+            for range in 0..tasks {
+                let (len, key_len) = (
+                    range_len(range),
+                    (self.range_starts[range + 1] - self.range_starts[range]) as usize,
+                );
+                let range_ends;
+                (range_ends, ends) = core::mem::take(&mut ends).split_at_mut(key_len);
+                let range_order;
+                (range_order, order) = core::mem::take(&mut order).split_at_mut(len);
+                let range_keys;
+                (range_keys, keys) = core::mem::take(&mut keys).split_at_mut(len);
+                let range_bounds;
+                (range_bounds, bounds) = core::mem::take(&mut bounds).split_at_mut(len);
+                let place_range = &place_range;
+                scope.spawn(async move {
+                    place_range(
+                        range,
+                        base,
+                        range_ends,
+                        range_order,
+                        range_keys,
+                        range_bounds,
+                    );
+                });
+                base += len as u32;
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::math::Vec2;
+    use bevy::tasks::TaskPoolBuilder;
+
+    /// The greatest key of the test's boxes, as of a grid of 30 by 30 cells: one past its last cell.
+    const LAST_KEY: u32 = 900;
+
+    /// A box whose key (its lowest x, truncated) is `key`, and whose lowest y tells boxes of one key
+    /// apart.
+    fn keyed_box(key: u32, tag: u32) -> Aabb2d {
+        let min = Vec2::new(key as f32 + 0.5, tag as f32);
+        Aabb2d {
+            min,
+            max: min + 1.0,
+        }
+    }
+
+    fn sorted(
+        pool: Option<&TaskPool>,
+        aabbs: &[Aabb2d],
+    ) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f32>) {
+        let mut sort = CellSort::default();
+        // Buffers longer than needed and not zeroed, as kept buffers can be.
+        let (mut order, mut keys, mut starts, mut bounds) = (
+            vec![7; 30_000],
+            vec![7; 30_000],
+            vec![7; 2_000],
+            vec![7.0; 30_000],
+        );
+        // Twice, so that the second sort reuses the first's lists.
+        for _ in 0..2 {
+            sort.sort(
+                pool,
+                aabbs,
+                LAST_KEY,
+                |aabb| aabb.min.x as u32,
+                |aabb| aabb.min.y,
+                SortedByCell {
+                    order: &mut order,
+                    keys: &mut keys,
+                    starts: &mut starts,
+                    bounds: &mut bounds,
+                },
+            );
+        }
+        (order, keys, starts, bounds)
+    }
+
+    #[test]
+    fn sorts_by_key_stably_on_one_thread_and_on_several() {
+        let mut random = crate::test_rng::xorshift(0x5851_f42d_4c95_7f2d);
+        // Keys crowded in a few cells, spread over the rest, and a tenth at the last key (the boxes
+        // too large for a cell), so that the ranges of a split hold unequal counts.
+        let aabbs: Vec<Aabb2d> = (0..20_000)
+            .map(|tag| {
+                let bits = random();
+                let key = match bits % 10 {
+                    0 => LAST_KEY,
+                    1..=3 => 400 + (bits >> 8) as u32 % 3,
+                    _ => (bits >> 8) as u32 % LAST_KEY,
+                };
+                keyed_box(key, tag)
+            })
+            .collect();
+        let mut expected: Vec<u32> = (0..aabbs.len() as u32).collect();
+        expected.sort_by_key(|&index| aabbs[index as usize].min.x as u32);
+        for threads in [2, 3, 5] {
+            let pool = TaskPoolBuilder::new().num_threads(threads).build();
+            for pool in [None, Some(&pool)] {
+                let (order, keys, starts, bounds) = sorted(pool, &aabbs);
+                let split = pool.is_some();
+                assert_eq!(order, expected, "by key, ties in input order: {split}");
+                for (k, &index) in order.iter().enumerate() {
+                    assert_eq!(keys[k], aabbs[index as usize].min.x as u32, "{split}");
+                    assert_eq!(bounds[k], aabbs[index as usize].min.y, "{split}");
+                }
+                assert_eq!(starts.len(), LAST_KEY as usize + 2, "{split}");
+                for key in 0..=LAST_KEY {
+                    let run = starts[key as usize] as usize..starts[key as usize + 1] as usize;
+                    assert!(
+                        keys[run.clone()].iter().all(|&k| k == key),
+                        "key {key}'s run {run:?}: {split}"
+                    );
+                }
+                assert_eq!(starts[0], 0, "{split}");
+                assert_eq!(*starts.last().unwrap() as usize, aabbs.len(), "{split}");
+            }
+        }
+    }
+
+    #[test]
+    fn sorts_no_box_and_fewer_boxes_than_threads() {
+        let pool = TaskPoolBuilder::new().num_threads(4).build();
+        for count in [0, 1, 3] {
+            let aabbs: Vec<Aabb2d> = (0..count).map(|tag| keyed_box(5 - tag, tag)).collect();
+            let (order, keys, starts, _) = sorted(Some(&pool), &aabbs);
+            let expected: Vec<u32> = (0..count).rev().collect();
+            assert_eq!(order, expected, "{count} boxes");
+            assert_eq!(keys.len(), count as usize);
+            assert_eq!(*starts.last().unwrap(), count, "{count} boxes");
+        }
+    }
+}
