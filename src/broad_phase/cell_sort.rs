@@ -11,18 +11,36 @@
 use bevy::math::bounding::Aabb2d;
 use bevy::tasks::TaskPool;
 
+/// At most this many tasks: each slice keeps room for all its boxes in every range's list.
+const MAX_TASKS: usize = 4;
 /// Up to this many keys are sampled to split the cells into ranges of about as many boxes each.
 const SAMPLES: usize = 256;
 
 /// The sort's buffers, kept between updates.
 #[derive(Debug, Default)]
 pub(super) struct CellSort {
-    /// For each slice of the input, one list per range of cells of its boxes' `(index, key)`, in input
-    /// order.
-    lists: Vec<Vec<Vec<(u32, u32)>>>,
+    /// For each slice of the input, its boxes listed by range.
+    lists: Vec<SliceLists>,
     /// The first cell of each range, then one past the last key.
     range_starts: Vec<u32>,
     sample: Vec<u32>,
+}
+
+/// One slice of the input's boxes, as `(index, key)` in input order, listed by range of keys.
+#[derive(Debug, Default)]
+struct SliceLists {
+    /// Range r's list starts at `r * capacity`.
+    slots: Vec<(u32, u32)>,
+    capacity: usize,
+    /// Each range's list's length.
+    lens: Vec<usize>,
+}
+
+impl SliceLists {
+    fn range(&self, range: usize) -> &[(u32, u32)] {
+        let start = range * self.capacity;
+        &self.slots[start..start + self.lens[range]]
+    }
 }
 
 /// Where [`CellSort::sort`] writes the boxes' order.
@@ -50,7 +68,7 @@ impl CellSort {
         out: SortedByCell<'_, B>,
     ) {
         let pool = pool.filter(|_| !aabbs.is_empty());
-        let tasks = pool.map_or(1, TaskPool::thread_num);
+        let tasks = pool.map_or(1, |pool| pool.thread_num().min(MAX_TASKS));
         self.split_keys(aabbs, last_key, tasks, &key);
         self.list_by_range(pool, aabbs, tasks, &key);
         self.place(pool, aabbs, tasks, &bound, out);
@@ -90,20 +108,23 @@ impl CellSort {
     ) {
         let range_starts = &self.range_starts[1..tasks];
         let slice_len = aabbs.len().div_ceil(tasks);
-        self.lists.resize_with(tasks, Vec::new);
-        let list = |slice: usize, lists: &mut Vec<Vec<(u32, u32)>>| {
-            lists.resize_with(tasks, Vec::new);
-            for list in lists.iter_mut() {
-                list.clear();
-            }
+        self.lists.resize_with(tasks, SliceLists::default);
+        let list = |slice: usize, lists: &mut SliceLists| {
+            // Room for the whole slice in each range's list.
+            lists.capacity = slice_len;
+            lists.slots.resize(tasks * slice_len, (0, 0));
+            let mut lens = [0; MAX_TASKS];
             let first = (slice * slice_len).min(aabbs.len());
             let last = (first + slice_len).min(aabbs.len());
             for (index, aabb) in (first..last).zip(&aabbs[first..last]) {
                 let key = key(aabb);
                 // Without a branch: the boxes come in no order of their ranges.
                 let range: usize = range_starts.iter().map(|&s| usize::from(key >= s)).sum();
-                lists[range].push((index as u32, key));
+                lists.slots[range * slice_len + lens[range]] = (index as u32, key);
+                lens[range] += 1;
             }
+            lists.lens.clear();
+            lists.lens.extend_from_slice(&lens[..tasks]);
         };
         match pool {
             Some(pool) => {
@@ -144,7 +165,11 @@ impl CellSort {
                            keys: &mut [u32],
                            bounds: &mut [B]| {
             let first_key = self.range_starts[range];
-            let range_lists = || lists.iter().map(move |slice_lists| &slice_lists[range]);
+            let range_lists = || {
+                lists
+                    .iter()
+                    .map(move |slice_lists| slice_lists.range(range))
+            };
             ends.fill(0);
             for list in range_lists() {
                 for &(_, key) in list {
@@ -172,7 +197,7 @@ impl CellSort {
         let range_len = |range: usize| -> usize {
             lists
                 .iter()
-                .map(|slice_lists| slice_lists[range].len())
+                .map(|slice_lists| slice_lists.lens[range])
                 .sum()
         };
         let Some(pool) = pool else {
