@@ -37,6 +37,7 @@ struct SliceLists {
 }
 
 impl SliceLists {
+    /// The list of range `range`.
     fn range(&self, range: usize) -> &[(u32, u32)] {
         let start = range * self.capacity;
         &self.slots[start..start + self.lens[range]]

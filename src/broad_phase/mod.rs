@@ -164,9 +164,10 @@ impl BroadPhase {
         let pool = pool_for(entries.len(), REORDER_PARALLEL_THRESHOLD);
         gather_in_order(pool, entries, order, spare_entries);
         core::mem::swap(entries, spare_entries);
-        layers.clear();
         if *layered {
             gather_in_order(pool, spare_layers, order, layers);
+        } else {
+            layers.clear();
         }
         grid.find_pairs(candidates);
         if *layered {
