@@ -4,18 +4,21 @@ use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
 mod by_kind;
+mod contact_sort;
 
 use by_kind::TestsByKind;
+use contact_sort::{SplitSort, sort_contacts};
 
 use crate::broad_phase::BroadPhase;
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::Contact;
 use crate::parallel::pool_for;
 use crate::plugin::CollisionSettings;
-use crate::radix_sort::{bucket_sort_by_key, counting_sort_by_bucket, radix_sort_by_key};
 
 /// Below this many candidate pairs the narrow phase runs on one thread.
 const PARALLEL_THRESHOLD: usize = 4096;
+/// Below this many contacts they are sorted on one thread.
+const SORT_PARALLEL_THRESHOLD: usize = 32_768;
 
 /// One touching pair: `collider1 < collider2`, the normal pointing from `collider1` to `collider2`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -78,6 +81,7 @@ pub struct Contacts {
     /// The sort's buffers, kept between updates.
     sort_scratch: Vec<PairContact>,
     sort_starts: Vec<u32>,
+    split_sort: SplitSort,
     /// The exact tests' buffers, kept between updates.
     by_kind: TestsByKind,
 }
@@ -149,6 +153,7 @@ pub(crate) fn find_contacts(
         chunks,
         sort_scratch,
         sort_starts,
+        split_sort,
         by_kind,
         ..
     } = &mut *contacts;
@@ -173,14 +178,23 @@ pub(crate) fn find_contacts(
                     });
                 }
             });
-            for (out, _) in &buffers {
-                current.extend_from_slice(out);
+            let count = buffers.iter().map(|(out, _)| out.len()).sum();
+            match pool_for(count, SORT_PARALLEL_THRESHOLD) {
+                Some(pool) => split_sort.sort(pool, &buffers, |(out, _)| out, current),
+                None => {
+                    for (out, _) in &buffers {
+                        current.extend_from_slice(out);
+                    }
+                    sort_contacts(current, sort_scratch, sort_starts);
+                }
             }
             *chunks = buffers;
         }
-        None => by_kind.test(candidates, entries, mode, current),
+        None => {
+            by_kind.test(candidates, entries, mode, current);
+            sort_contacts(current, sort_scratch, sort_starts);
+        }
     }
-    sort_contacts(current, sort_scratch, sort_starts);
     if broad_phase.incremental {
         // Only pairs with a collider moved since the grid's build were tested: the others still
         // touch exactly when they touched last update.
@@ -190,83 +204,6 @@ pub(crate) fn find_contacts(
     }
     diagnostics.touching_pairs = current.len();
     diagnostics.timings.narrow_phase = timer.elapsed();
-}
-
-/// Sorts `pairs` by `(collider1, collider2)`.
-///
-/// `Entity` orders by its bits, which hold the generation above the index. When every `collider1` has
-/// the same upper half (no index among them was reused), the order is by the lower half of `collider1`
-/// first: one counting sort by it, then a sort of each entity's few pairs, two passes where the radix
-/// sort makes one per varying byte (about four). Where entities have two pairs or more on average and
-/// every `collider2` shares an upper half too, a counting sort by `collider2` comes first instead of
-/// the sorts of each entity's pairs, whose branches the predictor misses: on workload W2 (four pairs
-/// an entity) the narrow phase took 1.41 to 1.46 ms against 1.56 to 1.58 ms; with half a pair an
-/// entity, as in W1, the second counting sort cost more than it saved (at 100,000 colliders, 2.98 to
-/// 3.04 ms against 2.84 to 2.88 ms). The result is checked, so that a different layout of the bits in
-/// a later Bevy costs a second sort, never a wrong order.
-fn sort_contacts(
-    pairs: &mut Vec<PairContact>,
-    scratch: &mut Vec<PairContact>,
-    starts: &mut Vec<u32>,
-) {
-    if pairs.is_empty() {
-        return;
-    }
-    let lower = |entity: Entity| entity.to_bits() as u32;
-    let (low, bucket_count, same_upper) = entity_range(pairs, |pair| pair.collider1);
-    // The counting array stays within a few times the pairs, plus a fixed allowance.
-    let len = pairs.len();
-    let fits = |count: usize| count <= 4 * len + 65_536;
-    if same_upper && fits(bucket_count) && len >= 2 * bucket_count {
-        // Two pairs or more per `collider1` on average: a stable counting sort by the second entity,
-        // then one by the first, in place of sorting each entity's pairs, whose comparisons the
-        // branch predictor misses.
-        let (low2, bucket_count2, same_upper2) = entity_range(pairs, |pair| pair.collider2);
-        if same_upper2 && fits(bucket_count2) {
-            counting_sort_by_bucket(pairs, scratch, starts, bucket_count2, |pair| {
-                (lower(pair.collider2) - low2) as usize
-            });
-            counting_sort_by_bucket(pairs, scratch, starts, bucket_count, |pair| {
-                (lower(pair.collider1) - low) as usize
-            });
-            if pairs.is_sorted_by_key(PairContact::sort_key) {
-                return;
-            }
-        }
-    }
-    if same_upper && fits(bucket_count) {
-        bucket_sort_by_key(
-            pairs,
-            scratch,
-            starts,
-            bucket_count,
-            |pair| (lower(pair.collider1) - low) as usize,
-            // Within a bucket every `collider1` is the same entity.
-            |pair| pair.collider2.to_bits(),
-        );
-        if pairs.is_sorted_by_key(PairContact::sort_key) {
-            return;
-        }
-    }
-    radix_sort_by_key(pairs, scratch, PairContact::sort_key);
-}
-
-/// The lowest lower half (the index) of the `which` entity of `pairs`, how many values lie from it to
-/// the highest, and whether all share the upper half (the generation). `pairs` is not empty.
-#[inline]
-fn entity_range(
-    pairs: &[PairContact],
-    which: impl Fn(&PairContact) -> Entity,
-) -> (u32, usize, bool) {
-    let lower = |pair: &PairContact| which(pair).to_bits() as u32;
-    let upper = |pair: &PairContact| which(pair).to_bits() >> 32;
-    let (mut low, mut high, mut same_upper) = (u32::MAX, 0, true);
-    for pair in pairs {
-        low = low.min(lower(pair));
-        high = high.max(lower(pair));
-        same_upper &= upper(pair) == upper(&pairs[0]);
-    }
-    (low, (high - low) as usize + 1, same_upper)
 }
 
 /// Merges into `current` (the pairs tested this update, sorted) the pairs of `previous` (sorted) in
@@ -338,7 +275,6 @@ pub(crate) fn diff_contacts(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bevy::ecs::entity::{EntityGeneration, EntityIndex};
 
     fn entity(index: u32) -> Entity {
         Entity::from_raw_u32(index).unwrap()
@@ -413,42 +349,6 @@ mod tests {
             ]),
             "kept and tested pairs, sorted, without the moved collider's old pair"
         );
-    }
-
-    #[test]
-    fn contacts_sort_by_pair_with_and_without_reused_indices() {
-        let reused = |index: u32, versions: u32| {
-            Entity::from_index_and_generation(
-                EntityIndex::from_raw_u32(index).unwrap(),
-                EntityGeneration::FIRST.after_versions(versions),
-            )
-        };
-        // Three pairs an entity, which the two counting sorts take, and half a pair, which the sort
-        // of each entity's pairs takes; with and without reused indices.
-        for (count, versions) in [(6000, 0), (6000, 3), (1000, 0), (1000, 3)] {
-            // Pseudo-random pairs over 2,000 entities, a tenth of them on a reused index when
-            // `versions` is not zero.
-            let mut pairs: Vec<PairContact> = (0..count)
-                .map(|k| {
-                    let entity =
-                        |i: u32| reused(i, if i.is_multiple_of(10) { versions } else { 0 });
-                    let (a, b) = (entity((k * 7919) % 2000), entity((k * 104_729 + 1) % 2000));
-                    let mut pair = pair(0, 1);
-                    (pair.collider1, pair.collider2) = (a.min(b), a.max(b));
-                    pair
-                })
-                .collect();
-            let mut expected = pairs.clone();
-            expected.sort_by_key(PairContact::key);
-            sort_contacts(&mut pairs, &mut Vec::new(), &mut Vec::new());
-            let keys =
-                |pairs: &[PairContact]| pairs.iter().map(PairContact::key).collect::<Vec<_>>();
-            assert_eq!(
-                keys(&pairs),
-                keys(&expected),
-                "sorted by pair, {count} pairs, versions {versions}"
-            );
-        }
     }
 
     #[test]

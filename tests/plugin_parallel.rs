@@ -137,16 +137,22 @@ fn parallel_pipeline_matches_brute_force_every_frame() {
 fn parallel_build_of_a_large_world_matches_a_sweep_every_frame() {
     let mut app = app_with_compute_threads(4);
     app.add_systems(Update, move_all);
-    // Above the grid's thresholds for splitting the sort and the reorder (32,768 colliders).
+    // Above the grid's thresholds for splitting the sort and the reorder (32,768 colliders), and
+    // crowded enough to be above the narrow phase's for splitting the contacts' sort (32,768
+    // contacts).
     let count = 40_000;
-    let side = 4.0 * (count as f32).sqrt();
+    let side = 2.5 * (count as f32).sqrt();
     spawn_movers(&mut app, Rng(0x51de_5eed), count, side, 1.0..3.0);
     for frame in 0..3 {
         app.update();
         let colliders = app.world().resource::<CollisionDiagnostics>().colliders;
         assert_eq!(colliders, count, "frame {frame}: every collider takes part");
         let expected = swept_pairs(&mut app);
-        assert!(expected.len() > 5000, "frame {frame}: the world must touch");
+        assert!(
+            expected.len() > 32_768,
+            "frame {frame}: the contacts' sort must be split: {} pairs",
+            expected.len()
+        );
         assert_eq!(
             colliding_pairs(&mut app),
             expected,
