@@ -14,7 +14,8 @@ use crate::radix_sort::{bucket_sort_by_key, counting_sort_by_bucket, radix_sort_
 
 /// At most this many tasks split the sort.
 const MAX_TASKS: usize = 4;
-/// Up to this many contacts are sampled to split the pairs into ranges of about as many contacts each.
+/// At least this many contacts (or all of them), and fewer than twice as many, are sampled to split the
+/// pairs into ranges of about as many contacts each.
 const SAMPLES: usize = 1024;
 /// The contacts are collected into their ranges this many at a time, with room made for all of them
 /// before, so that the loop writes each one without a branch on its range.
@@ -273,39 +274,44 @@ mod tests {
         // of each entity's pairs takes; with and without reused indices.
         for (count, versions) in [(6000, 0), (6000, 3), (1000, 0), (1000, 3)] {
             let mut pairs = pairs(count, 2000, versions);
-            let mut expected = pairs.clone();
-            expected.sort_by_key(PairContact::key);
+            let mut by_comparison = pairs.clone();
+            by_comparison.sort_by_key(PairContact::key);
             sort_contacts(&mut pairs, &mut Vec::new(), &mut Vec::new());
             assert_eq!(
                 keys(&pairs),
-                keys(&expected),
+                keys(&by_comparison),
                 "sorted by pair, {count} pairs, versions {versions}"
             );
         }
     }
 
-    #[test]
-    fn split_sort_gives_the_one_thread_order() {
-        // Pairs over 20,000 entities with and without reused indices (the sort of each range takes
-        // its path by what its pairs share), and a crowd of pairs of one entity, which makes ranges
-        // of the same start and so empty ones. Uneven parts, one of them empty, as the tests' tasks
-        // leave them.
-        let crowd = (1..3000).map(|other| {
-            let (a, b) = (reused(5, 0), reused(other * 3, 0));
-            PairContact {
-                collider1: a.min(b),
-                collider2: a.max(b),
+    /// `count` pairs of one entity, which orders below every other (`Entity`'s bits are opaque: of two
+    /// indices far apart, one orders below everything between them), with as many others.
+    fn crowd(count: u32) -> Vec<PairContact> {
+        let first = reused(1, 0).min(reused(200_000, 0));
+        (0..count)
+            .map(|other| PairContact {
+                collider1: first,
+                collider2: reused(other * 3 + 2, 0),
                 contact: Contact {
                     normal: Vec2::Y,
                     depth: 0.0,
                 },
-            }
-        });
+            })
+            .collect()
+    }
+
+    #[test]
+    fn split_sort_gives_the_one_thread_order() {
+        // Pairs over 20,000 entities with and without reused indices (the sort of each range takes
+        // its path by what its pairs share), and a crowd of pairs of one entity. Uneven parts, one of
+        // them empty, as the tests' tasks leave them.
+        let crowd = crowd(3000);
         for versions in [0, 3] {
             let all = expected(
                 &pairs(40_000, 20_000, versions)
                     .into_iter()
-                    .chain(crowd.clone())
+                    .chain(crowd.iter().copied())
                     .collect::<Vec<_>>(),
             );
             // Scrambled, so that the parts hold the pairs in no order.
@@ -335,16 +341,31 @@ mod tests {
                     assert_eq!(out, one_thread, "{threads} threads, versions {versions}");
                 }
                 assert!(
-                    split
-                        .ranges
-                        .iter()
-                        .filter(|range| !range.contacts.is_empty())
-                        .count()
-                        > 1,
+                    split.ranges.iter().all(|range| !range.contacts.is_empty()),
                     "the work is split, {threads} threads"
                 );
             }
         }
+    }
+
+    #[test]
+    fn split_sort_of_pairs_of_one_first_collider_fills_one_range() {
+        // Every sample is the same collider: the ranges after the first all start at it, so the last
+        // takes every pair and the others stay empty.
+        let crowd = crowd(20_000);
+        let mut one_thread = crowd.clone();
+        sort_contacts(&mut one_thread, &mut Vec::new(), &mut Vec::new());
+        let pool = TaskPoolBuilder::new().num_threads(4).build();
+        let mut split = SplitSort::default();
+        let mut out = Vec::new();
+        split.sort(&pool, &[crowd.as_slice()], |part| part, &mut out);
+        assert_eq!(out, one_thread, "sorted as on one thread");
+        let lens: Vec<usize> = split
+            .ranges
+            .iter()
+            .map(|range| range.contacts.len())
+            .collect();
+        assert_eq!(lens, [0, 0, 0, 20_000], "every pair in the last range");
     }
 
     #[test]
