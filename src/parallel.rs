@@ -38,6 +38,32 @@ pub(crate) fn gather_in_order<T: Copy + Send + Sync>(
     });
 }
 
+/// Sorts `sample` (not empty) and pushes to `starts`, which holds the first range's start, the starts
+/// of `tasks - 1` more ranges, each holding about as many of the sampled keys, each start at least the
+/// one before.
+pub(crate) fn push_range_starts<K: Ord + Copy>(
+    sample: &mut [K],
+    tasks: usize,
+    starts: &mut Vec<K>,
+) {
+    sample.sort_unstable();
+    for range in 1..tasks {
+        let quantile = sample[range * sample.len() / tasks];
+        let previous = *starts.last().expect("the first range's start");
+        starts.push(quantile.max(previous));
+    }
+}
+
+/// Which range `key` is in, of those that begin at the first range's start and then at each of
+/// `later_starts` (ascending): counted without a branch, as keys come in no order of their ranges.
+#[inline]
+pub(crate) fn range_of<K: Ord + Copy>(key: K, later_starts: &[K]) -> usize {
+    later_starts
+        .iter()
+        .map(|&start| usize::from(key >= start))
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +81,32 @@ mod tests {
             gather_in_order(pool, &source, &order, &mut target);
             assert_eq!(target, expected, "with a pool: {}", pool.is_some());
         }
+    }
+
+    #[test]
+    fn splits_a_sample_into_ranges_and_finds_a_key_s_range() {
+        let mut sample: Vec<u32> = (0..100).rev().collect();
+        let mut starts = vec![0];
+        push_range_starts(&mut sample, 4, &mut starts);
+        assert_eq!(starts, [0, 25, 50, 75], "quartiles of 0 to 99");
+        let ranges: Vec<usize> = [0, 24, 25, 74, 75, 1000]
+            .iter()
+            .map(|&key| range_of(key, &starts[1..]))
+            .collect();
+        assert_eq!(
+            ranges,
+            [0, 0, 1, 2, 3, 3],
+            "each key in the range it reaches"
+        );
+        // A crowded value: ranges of the same start, the earlier ones empty.
+        let mut crowded = vec![7u32; 50];
+        let mut starts = vec![0];
+        push_range_starts(&mut crowded, 3, &mut starts);
+        assert_eq!(starts, [0, 7, 7], "equal starts");
+        assert_eq!(
+            range_of(7, &starts[1..]),
+            2,
+            "the crowd goes to the last range"
+        );
     }
 }

@@ -11,6 +11,8 @@
 use bevy::math::bounding::Aabb2d;
 use bevy::tasks::TaskPool;
 
+use crate::parallel::{push_range_starts, range_of};
+
 /// At most this many tasks: each slice keeps room for all its boxes in every range's list.
 const MAX_TASKS: usize = 4;
 /// Up to this many keys are sampled to split the cells into ranges of about as many boxes each.
@@ -89,12 +91,7 @@ impl CellSort {
             self.sample.clear();
             let stride = (aabbs.len() / SAMPLES).max(1);
             self.sample.extend(aabbs.iter().step_by(stride).map(key));
-            self.sample.sort_unstable();
-            for range in 1..tasks {
-                let quantile = self.sample[range * self.sample.len() / tasks];
-                let previous = self.range_starts[range - 1];
-                self.range_starts.push(quantile.max(previous));
-            }
+            push_range_starts(&mut self.sample, tasks, &mut self.range_starts);
         }
         self.range_starts.push(last_key + 1);
     }
@@ -120,7 +117,7 @@ impl CellSort {
             for (index, aabb) in (first..last).zip(&aabbs[first..last]) {
                 let key = key(aabb);
                 // Without a branch: the boxes come in no order of their ranges.
-                let range: usize = range_starts.iter().map(|&s| usize::from(key >= s)).sum();
+                let range = range_of(key, range_starts);
                 lists.slots[range * slice_len + lens[range]] = (index as u32, key);
                 lens[range] += 1;
             }

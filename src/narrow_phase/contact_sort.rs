@@ -10,6 +10,7 @@ use bevy::prelude::*;
 use bevy::tasks::TaskPool;
 
 use super::PairContact;
+use crate::parallel::{push_range_starts, range_of};
 use crate::radix_sort::{bucket_sort_by_key, counting_sort_by_bucket, radix_sort_by_key};
 
 /// At most this many tasks split the sort.
@@ -178,14 +179,9 @@ impl SplitSort {
                 .step_by(stride)
                 .map(|pair| pair.collider1.to_bits()),
         );
-        self.sample.sort_unstable();
         self.range_starts.clear();
         self.range_starts.push(0);
-        for range in 1..tasks {
-            let quantile = self.sample[range * self.sample.len() / tasks];
-            let previous = self.range_starts[range - 1];
-            self.range_starts.push(quantile.max(previous));
-        }
+        push_range_starts(&mut self.sample, tasks, &mut self.range_starts);
     }
 }
 
@@ -207,12 +203,7 @@ impl RangeBuffers {
             for pair in block {
                 // Written always, kept only in range: the pairs come in no order of their ranges.
                 contacts[len] = *pair;
-                let key = pair.collider1.to_bits();
-                let of: usize = range_starts[1..]
-                    .iter()
-                    .map(|&start| usize::from(key >= start))
-                    .sum();
-                len += usize::from(of == range);
+                len += usize::from(range_of(pair.collider1.to_bits(), &range_starts[1..]) == range);
             }
         }
         contacts.truncate(len);
