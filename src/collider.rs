@@ -392,6 +392,19 @@ impl ColliderWorldShape {
 /// without [`ColliderDisabled`].
 pub type ActiveCollider = (With<Collider>, Without<ColliderDisabled>);
 
+/// The colliders that take part, with their world shapes and layers: what the broad phase and the
+/// spatial queries read.
+pub(crate) type ActiveColliders<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static ColliderWorldShape,
+        &'static CollisionLayers,
+    ),
+    ActiveCollider,
+>;
+
 /// While present, the entity's collider takes no part in collisions or queries: its open contacts end
 /// with [`CollisionEnded`](crate::CollisionEnded), and it starts colliding again when the marker is
 /// removed.
@@ -403,119 +416,6 @@ pub struct ColliderDisabled;
 /// the plugin skips it, warns once, and removes the marker when it becomes valid again.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InvalidCollider;
-
-/// The colliders whose `Collider` or `GlobalTransform` changed since the prepare stage last ran.
-type ChangedColliders<'w, 's> = Query<
-    'w,
-    's,
-    (
-        Entity,
-        &'static Collider,
-        &'static GlobalTransform,
-        &'static mut ColliderWorldShape,
-        Has<InvalidCollider>,
-        Has<ColliderDisabled>,
-    ),
-    Or<(Changed<Collider>, Changed<GlobalTransform>)>,
->;
-
-/// Rebuilds [`ColliderWorldShape`] for every collider whose `Collider` or `GlobalTransform` changed,
-/// hands the enabled ones whose shape changed to the broad phase with their new shapes (so that it need
-/// not look them up), and warns once per entity when one becomes invalid.
-///
-/// Split over Bevy's compute task pool when it has more than one thread. With one thread (Bevy's
-/// default on two cores) the split only costs: 0.29 ms became 0.38 ms at 10,000 colliders. Two threads
-/// on two cores once gained a little (0.20 to 0.19 ms at 10,000, 2.0 to 1.8 ms at 100,000) and in a
-/// later round lost (0.20 to 0.24 ms, 2.14 to 2.36 ms): there the second thread shares a core with
-/// Bevy's other pools. Machines with more cores are where the split is meant to pay.
-pub(crate) fn update_world_shapes(
-    mut colliders: ChangedColliders,
-    mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
-    mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
-    commands: ParallelCommands,
-    mut moved: Local<bevy::utils::Parallel<Vec<(Entity, Option<WorldShape>)>>>,
-) {
-    let timer = crate::diagnostics::StageTimer::start();
-    let threads = bevy::tasks::ComputeTaskPool::try_get().map_or(1, |pool| pool.thread_num());
-    // The list stops growing once it shows that the grid will be built anew, which needs no list.
-    if threads > 1 {
-        let broad_phase_now = &*broad_phase;
-        colliders.par_iter_mut().for_each(|item| {
-            if let Some(change) = rebuild_world_shape(&commands, item) {
-                let mut local = moved.borrow_local_mut();
-                // One task's list past the limit takes the whole list past it.
-                if !broad_phase_now.rebuild_due(local.len()) {
-                    local.push(change);
-                }
-            }
-        });
-        moved.drain_into(&mut broad_phase.moved_entities);
-    } else {
-        for item in &mut colliders {
-            if let Some(change) = rebuild_world_shape(&commands, item)
-                && !broad_phase.rebuild_due(broad_phase.moved_entities.len())
-            {
-                broad_phase.moved_entities.push(change);
-            }
-        }
-    }
-    diagnostics.timings.prepare = timer.elapsed();
-}
-
-/// Rebuilds one collider's world shape from its transform, and marks it valid or invalid when that
-/// changed; returns the entity and its new shape when the shape of an enabled collider changed.
-#[inline(always)]
-fn rebuild_world_shape(
-    commands: &ParallelCommands,
-    (entity, collider, transform, mut world_shape, was_invalid, disabled): (
-        Entity,
-        &Collider,
-        &GlobalTransform,
-        Mut<ColliderWorldShape>,
-        bool,
-        bool,
-    ),
-) -> Option<(Entity, Option<WorldShape>)> {
-    let shape = collider.world_shape(&pose_from_global_transform(transform));
-    if shape.is_some() == was_invalid {
-        mark_validity(commands, entity, collider, transform, shape.is_some());
-    }
-    // A moved centre settles that the shape changed. The centre is the first field of every kind, so
-    // comparing it needs no branch on the kind, where comparing whole shapes does: on workload W1 at
-    // 10,000 colliders the stage took 0.189 ms with `set_if_neq` alone, 0.172 ms with this first
-    // (builds with aligned code, as `benches/README.md` tells).
-    let changed = match (world_shape.0, shape) {
-        (Some(old), Some(new)) if old.center() != new.center() => {
-            world_shape.0 = shape;
-            true
-        }
-        _ => world_shape.set_if_neq(ColliderWorldShape(shape)),
-    };
-    (changed && !disabled).then_some((entity, shape))
-}
-
-/// Adds or removes [`InvalidCollider`] when a collider's validity changed, warning when it became invalid.
-#[cold]
-fn mark_validity(
-    commands: &ParallelCommands,
-    entity: Entity,
-    collider: &Collider,
-    transform: &GlobalTransform,
-    valid: bool,
-) {
-    commands.command_scope(|mut commands| {
-        if valid {
-            commands.entity(entity).try_remove::<InvalidCollider>();
-        } else {
-            warn!(
-                "collider on {entity} is skipped: its shape is invalid ({collider:?} at {:?}); \
-                 it touches nothing until its size and transform are finite and non-zero",
-                transform.translation()
-            );
-            commands.entity(entity).try_insert(InvalidCollider);
-        }
-    });
-}
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use bevy::transform::TransformSystems;
 
 use crate::broad_phase::{BroadPhase, find_candidate_pairs};
-use crate::collider::{Collider, ColliderDisabled, update_world_shapes};
+use crate::collider::{Collider, ColliderDisabled};
 use crate::diagnostics::CollisionDiagnostics;
 use crate::events::{
     CollisionEnded, CollisionStarted, end_contacts_of_removed_collider, report_collision_changes,
@@ -14,6 +14,7 @@ use crate::events::{
 use crate::geometry::OverlapMode;
 use crate::layers::CollisionLayers;
 use crate::narrow_phase::{Contacts, find_contacts};
+use crate::prepare::update_world_shapes;
 
 /// Collision detection for every entity with a [`Collider`].
 ///

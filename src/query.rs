@@ -4,7 +4,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::math::Ray2d;
 use bevy::prelude::*;
 
-use crate::collider::{ActiveCollider, Collider, ColliderWorldShape};
+use crate::collider::{ActiveColliders, Collider};
 use crate::geometry::{Pose2d, RayHit, WorldShape, ray_cast};
 use crate::layers::CollisionLayers;
 use crate::plugin::CollisionSettings;
@@ -31,16 +31,7 @@ use crate::plugin::CollisionSettings;
 /// ```
 #[derive(SystemParam)]
 pub struct SpatialQuery<'w, 's> {
-    colliders: Query<
-        'w,
-        's,
-        (
-            Entity,
-            &'static ColliderWorldShape,
-            &'static CollisionLayers,
-        ),
-        ActiveCollider,
-    >,
+    colliders: ActiveColliders<'w, 's>,
     settings: Res<'w, CollisionSettings>,
 }
 

@@ -387,6 +387,20 @@ fn world_shapes_are_marked_changed_only_when_they_change() {
         1,
         "moved in the plane"
     );
+    // Under Bevy's `track_location` feature (`.ci/run` builds the crate with it), the change is
+    // recorded as made by the prepare stage, as a `Mut` records it.
+    let changed_by = app
+        .world_mut()
+        .query::<Ref<ColliderWorldShape>>()
+        .get(app.world(), rect)
+        .unwrap()
+        .changed_by();
+    if let Some(location) = changed_by.into_option() {
+        assert!(
+            location.file().ends_with("prepare.rs"),
+            "changed by {location}"
+        );
+    }
     assert_eq!(step(&mut app, &|_| {}), 0, "written again, the same");
     assert!(touching(&mut app, rect).contains(&circle), "they overlap");
 }

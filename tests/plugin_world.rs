@@ -230,3 +230,51 @@ fn spatial_queries_find_points_shapes_and_ray_hits() {
         "layers filter ray casts"
     );
 }
+
+/// A disabling component stored as a sparse set: Bevy's default query filters then keep every query
+/// from being read a table at a time, as slices.
+#[derive(Component)]
+#[component(storage = "SparseSet")]
+struct Hidden;
+
+#[test]
+fn a_world_that_cannot_be_read_as_slices_collides_the_same() {
+    let mut app = app();
+    app.world_mut().register_disabling_component::<Hidden>();
+    app.add_systems(Update, move_crowd);
+    let crowd = spawn_crowd(&mut app, 400, 50.0, 13);
+    assert!(
+        app.world_mut()
+            .query::<(Entity, &ColliderWorldShape)>()
+            .contiguous_iter(app.world())
+            .is_err(),
+        "the stages must take their paths for worlds not read as slices"
+    );
+    let (broken, hidden) = (crowd[5], crowd[6]);
+    app.world_mut().entity_mut(hidden).insert(Hidden);
+    for frame in 0..30 {
+        if frame == 10 {
+            let mut transform = app.world_mut().get_mut::<Transform>(broken).unwrap();
+            transform.scale = Vec3::ZERO;
+        }
+        if frame == 20 {
+            app.world_mut().get_mut::<Transform>(broken).unwrap().scale = Vec3::ONE;
+        }
+        app.update();
+        let expected = assert_matches_brute_force(&mut app, &format!("frame {frame}"));
+        assert!(
+            expected.iter().all(|&(a, b)| a != hidden && b != hidden),
+            "frame {frame}: the hidden collider touches nothing"
+        );
+        assert_eq!(
+            app.world().get::<InvalidCollider>(broken).is_some(),
+            (10..20).contains(&frame),
+            "frame {frame}: the zero-scale collider is marked invalid exactly while it is"
+        );
+    }
+    assert!(
+        log(&app).started.len() > 50,
+        "the world must churn: {} starts",
+        log(&app).started.len()
+    );
+}

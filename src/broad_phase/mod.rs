@@ -9,19 +9,21 @@
 //! phases keep their results.
 
 mod cell_sort;
+mod gather;
 mod grid;
 mod moved;
 
 use bevy::math::bounding::Aabb2d;
 use bevy::prelude::*;
 
-use crate::collider::{ActiveCollider, Collider, ColliderDisabled, ColliderWorldShape};
+use crate::collider::{ActiveColliders, Collider, ColliderDisabled};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
 use crate::layers::CollisionLayers;
 use crate::narrow_phase::Contacts;
 use crate::parallel::{gather_in_order, pool_for};
 use crate::plugin::CollisionSettings;
+use gather::{GatherTarget, Gathered, gather_colliders};
 use grid::UniformGrid;
 use moved::MovedSinceBuild;
 
@@ -124,10 +126,7 @@ impl BroadPhase {
     }
 
     /// Builds the grid over every enabled, valid collider and finds all the pairs.
-    fn build(
-        &mut self,
-        colliders: &Query<(Entity, &ColliderWorldShape, &CollisionLayers), ActiveCollider>,
-    ) {
+    fn build(&mut self, colliders: &ActiveColliders) {
         let Self {
             entries,
             aabbs,
@@ -142,22 +141,17 @@ impl BroadPhase {
             layered,
             ..
         } = self;
-        entries.clear();
-        aabbs.clear();
-        spare_layers.clear();
-        *invalid = 0;
-        *layered = false;
-        for (entity, shape, collider_layers) in colliders {
-            match shape.0 {
-                Some(shape) => {
-                    entries.push(ColliderEntry { entity, shape });
-                    aabbs.push(padded(shape.aabb()));
-                    spare_layers.push(*collider_layers);
-                    *layered |= *collider_layers != CollisionLayers::ALL;
-                }
-                None => *invalid += 1,
-            }
-        }
+        Gathered {
+            invalid: *invalid,
+            layered: *layered,
+        } = gather_colliders(
+            colliders,
+            GatherTarget {
+                entries,
+                aabbs,
+                layers: spare_layers,
+            },
+        );
         // Colliders near each other in the world go near each other in memory.
         grid.fit(aabbs);
         grid.sort(aabbs, order);
@@ -260,7 +254,7 @@ impl BroadPhase {
 /// rectangle whose box ended one unit in the last place short of a square that the exact test,
 /// rightly for closed sets, found touching. The few extra candidates cost one exact test each.
 #[inline]
-fn padded(aabb: Aabb2d) -> Aabb2d {
+pub(super) fn padded(aabb: Aabb2d) -> Aabb2d {
     let pad = aabb.min.abs().max(aabb.max.abs()) * (8.0 * f32::EPSILON) + f32::MIN_POSITIVE;
     Aabb2d {
         min: aabb.min - pad,
@@ -303,7 +297,7 @@ impl ColliderChanges<'_, '_> {
 /// Finds the candidate pairs: all of them over a new grid, or only those of the colliders that moved
 /// since the last build, or none when nothing changed.
 pub(crate) fn find_candidate_pairs(
-    colliders: Query<(Entity, &ColliderWorldShape, &CollisionLayers), ActiveCollider>,
+    colliders: ActiveColliders,
     mut changes: ColliderChanges,
     mut broad_phase: ResMut<BroadPhase>,
     mut diagnostics: ResMut<CollisionDiagnostics>,

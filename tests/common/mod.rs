@@ -176,6 +176,23 @@ pub fn assert_colliding_is_symmetric(app: &mut App, context: &str) {
     }
 }
 
+/// Brute force's touching pairs, after checking that `CollidingEntities` and the replayed event stream
+/// both give exactly them; `context` names the failure.
+pub fn assert_matches_brute_force(app: &mut App, context: &str) -> Vec<(Entity, Entity)> {
+    let expected = brute_force_pairs(app);
+    assert_eq!(
+        colliding_pairs(app),
+        expected,
+        "{context}: CollidingEntities against brute force"
+    );
+    assert_eq!(
+        replayed_pairs(app),
+        expected,
+        "{context}: the event stream against brute force"
+    );
+    expected
+}
+
 /// Every pair the plugin reports touching through `CollidingEntities`, each once.
 pub fn colliding_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
     let mut query = app.world_mut().query::<(Entity, &CollidingEntities)>();

@@ -1,0 +1,280 @@
+//! Gathering the colliders that take part in a full build from Bevy's tables into the broad phase's
+//! arrays: each valid collider's entry, padded bounding box and layers, in the tables' order.
+//!
+//! The tables are read as slices (Bevy's contiguous iteration): on workload W1 at 10,000 colliders the
+//! broad phase took 0.340 ms against 0.357 ms through the query one collider at a time. A large table is
+//! split over the compute task pool when it has several threads, each task writing its run of rows to
+//! the same places of the arrays as one thread would, so the order does not depend on the split: on two
+//! threads at 100,000 colliders the broad phase took 3.03 and 3.12 ms against 3.44 and 4.07 ms.
+
+use bevy::math::bounding::Aabb2d;
+use bevy::prelude::*;
+use bevy::tasks::TaskPool;
+
+use super::{ColliderEntry, padded};
+use crate::collider::{ActiveColliders, ColliderWorldShape};
+use crate::geometry::{WorldCircle, WorldShape};
+use crate::layers::CollisionLayers;
+use crate::parallel::pool_for;
+
+/// Below this many colliders in a table, its rows are gathered on one thread.
+const PARALLEL_THRESHOLD: usize = 2048;
+
+/// The broad phase's arrays that a gather fills, one element per valid collider.
+pub(super) struct GatherTarget<'a> {
+    pub entries: &'a mut Vec<ColliderEntry>,
+    pub aabbs: &'a mut Vec<Aabb2d>,
+    pub layers: &'a mut Vec<CollisionLayers>,
+}
+
+/// What a gather found besides the valid colliders.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Gathered {
+    /// Enabled colliders without a valid shape, left out.
+    pub invalid: usize,
+    /// Whether some valid collider has layers other than [`CollisionLayers::ALL`].
+    pub layered: bool,
+}
+
+/// Fills `target` with every valid collider of `colliders`, in the order of Bevy's tables. The arrays
+/// keep their length between updates where they can, so that a gather of as many colliders as last
+/// time writes each element once, where clearing them would have them filled twice.
+pub(super) fn gather_colliders(colliders: &ActiveColliders, target: GatherTarget) -> Gathered {
+    let GatherTarget {
+        entries,
+        aabbs,
+        layers,
+    } = target;
+    let mut gathered = Gathered::default();
+    let mut count = 0;
+    let mut append = |rows: Rows| {
+        let end = count + rows.entities.len();
+        grow_to(entries, end, PLACEHOLDER_ENTRY);
+        grow_to(aabbs, end, PLACEHOLDER_AABB);
+        grow_to(layers, end, CollisionLayers::ALL);
+        let slots = Slots {
+            entries: &mut entries[count..end],
+            aabbs: &mut aabbs[count..end],
+            layers: &mut layers[count..end],
+        };
+        let (valid, layered) = match pool_for(rows.entities.len(), PARALLEL_THRESHOLD) {
+            Some(pool) => gather_rows_split(pool, rows, slots),
+            None => gather_rows(rows, slots),
+        };
+        gathered.invalid += end - count - valid;
+        gathered.layered |= layered;
+        count += valid;
+    };
+    match colliders.contiguous_iter() {
+        Ok(tables) => {
+            for (entities, shapes, layers) in tables {
+                append(Rows {
+                    entities,
+                    shapes,
+                    layers,
+                });
+            }
+        }
+        // A disabling component stored as a sparse set (see Bevy's `DefaultQueryFilters`) keeps the
+        // tables from being read as slices: one collider at a time, then.
+        Err(_) => {
+            for (entity, shape, layers) in colliders {
+                append(Rows {
+                    entities: core::slice::from_ref(&entity),
+                    shapes: core::slice::from_ref(shape),
+                    layers: core::slice::from_ref(layers),
+                });
+            }
+        }
+    }
+    entries.truncate(count);
+    aabbs.truncate(count);
+    layers.truncate(count);
+    gathered
+}
+
+/// What fills the arrays' new elements before a gather writes them.
+const PLACEHOLDER_ENTRY: ColliderEntry = ColliderEntry {
+    entity: Entity::PLACEHOLDER,
+    shape: WorldShape::Circle(WorldCircle {
+        center: Vec2::ZERO,
+        radius: 0.0,
+    }),
+};
+const PLACEHOLDER_AABB: Aabb2d = Aabb2d {
+    min: Vec2::ZERO,
+    max: Vec2::ZERO,
+};
+
+/// Lengthens `vec` to `len` with `filler`, if it is shorter.
+#[inline]
+fn grow_to<T: Copy>(vec: &mut Vec<T>, len: usize, filler: T) {
+    if vec.len() < len {
+        vec.resize(len, filler);
+    }
+}
+
+/// Rows of one table, as slices.
+#[derive(Clone, Copy)]
+struct Rows<'a> {
+    entities: &'a [Entity],
+    shapes: &'a [ColliderWorldShape],
+    layers: &'a [CollisionLayers],
+}
+
+/// Where a run of rows is gathered to: as many elements of each array as the run has rows.
+struct Slots<'a> {
+    entries: &'a mut [ColliderEntry],
+    aabbs: &'a mut [Aabb2d],
+    layers: &'a mut [CollisionLayers],
+}
+
+/// Writes the valid colliders of `rows` to the start of `slots`, in order; returns how many, and
+/// whether any has layers other than [`CollisionLayers::ALL`].
+#[inline(always)]
+fn gather_rows(rows: Rows, slots: Slots) -> (usize, bool) {
+    let (mut count, mut layered) = (0, false);
+    // By index, as the prepare stage's loop, which took longer over an iterator.
+    for row in 0..rows.entities.len() {
+        if let Some(shape) = rows.shapes[row].0 {
+            let layers = rows.layers[row];
+            slots.entries[count] = ColliderEntry {
+                entity: rows.entities[row],
+                shape,
+            };
+            slots.aabbs[count] = padded(shape.aabb());
+            slots.layers[count] = layers;
+            layered |= layers != CollisionLayers::ALL;
+            count += 1;
+        }
+    }
+    (count, layered)
+}
+
+/// [`gather_rows`] split over `pool`, a run of rows a task, each writing to its run's own slots; the
+/// runs are then moved together where invalid colliders left gaps.
+fn gather_rows_split(pool: &TaskPool, rows: Rows, slots: Slots) -> (usize, bool) {
+    let len = rows.entities.len();
+    let run_len = len.div_ceil(pool.thread_num() * 4);
+    let Slots {
+        entries,
+        aabbs,
+        layers,
+    } = slots;
+    let runs = pool.scope(|scope| {
+        let (mut entries_rest, mut aabbs_rest, mut layers_rest) =
+            (&mut *entries, &mut *aabbs, &mut *layers);
+        for start in (0..len).step_by(run_len) {
+            let end = (start + run_len).min(len);
+            let run = Rows {
+                entities: &rows.entities[start..end],
+                shapes: &rows.shapes[start..end],
+                layers: &rows.layers[start..end],
+            };
+            let (run_entries, rest) = core::mem::take(&mut entries_rest).split_at_mut(end - start);
+            entries_rest = rest;
+            let (run_aabbs, rest) = core::mem::take(&mut aabbs_rest).split_at_mut(end - start);
+            aabbs_rest = rest;
+            let (run_layers, rest) = core::mem::take(&mut layers_rest).split_at_mut(end - start);
+            layers_rest = rest;
+            let run_slots = Slots {
+                entries: run_entries,
+                aabbs: run_aabbs,
+                layers: run_layers,
+            };
+            scope.spawn(async move { (start, gather_rows(run, run_slots)) });
+        }
+    });
+    let (mut count, mut layered) = (0, false);
+    for (start, (valid, run_layered)) in runs {
+        if start != count {
+            entries.copy_within(start..start + valid, count);
+            aabbs.copy_within(start..start + valid, count);
+            layers.copy_within(start..start + valid, count);
+        }
+        count += valid;
+        layered |= run_layered;
+    }
+    (count, layered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::tasks::TaskPoolBuilder;
+
+    /// Gathers `rows` on one thread and split over a pool of four, into fresh arrays.
+    fn gathered_both_ways(rows: Rows) -> [(Vec<ColliderEntry>, usize, bool); 2] {
+        let pool = TaskPoolBuilder::new().num_threads(4).build();
+        [false, true].map(|split| {
+            let len = rows.entities.len();
+            let (mut entries, mut aabbs, mut layers) = (
+                vec![PLACEHOLDER_ENTRY; len],
+                vec![PLACEHOLDER_AABB; len],
+                vec![CollisionLayers::ALL; len],
+            );
+            let slots = Slots {
+                entries: &mut entries,
+                aabbs: &mut aabbs,
+                layers: &mut layers,
+            };
+            let (count, layered) = if split {
+                gather_rows_split(&pool, rows, slots)
+            } else {
+                gather_rows(rows, slots)
+            };
+            entries.truncate(count);
+            for (entry, aabb) in entries.iter().zip(&aabbs) {
+                assert_eq!(*aabb, padded(entry.shape.aabb()), "split: {split}");
+            }
+            (entries, count, layered)
+        })
+    }
+
+    #[test]
+    fn split_gather_writes_what_one_thread_writes_across_invalid_colliders() {
+        let count = 1000;
+        let entities: Vec<Entity> = (0..count)
+            .map(|i| Entity::from_raw_u32(i).unwrap())
+            .collect();
+        // Invalid colliders scattered, and a whole run of them: the pool's runs are 63 rows long, the
+        // third from 126 to 188.
+        let invalid = |i: u32| i % 7 == 3 || (120..200).contains(&i);
+        let shapes: Vec<ColliderWorldShape> = (0..count)
+            .map(|i| {
+                let shape = WorldShape::Circle(WorldCircle::new(Vec2::splat(i as f32), 1.0));
+                ColliderWorldShape((!invalid(i)).then_some(shape))
+            })
+            .collect();
+        let mut layers = vec![CollisionLayers::ALL; count as usize];
+        layers[900] = CollisionLayers::new(0b10, 0b10);
+        let rows = Rows {
+            entities: &entities,
+            shapes: &shapes,
+            layers: &layers,
+        };
+        let [one_thread, split] = gathered_both_ways(rows);
+        let expected: Vec<Entity> = (0..count)
+            .filter(|&i| !invalid(i))
+            .map(|i| entities[i as usize])
+            .collect();
+        let gathered: Vec<Entity> = split.0.iter().map(|entry| entry.entity).collect();
+        assert_eq!(gathered, expected, "the valid colliders, in order");
+        assert_eq!(split.1, expected.len());
+        assert!(split.2, "one collider has other layers");
+        assert_eq!(
+            one_thread.0.iter().map(|e| e.entity).collect::<Vec<_>>(),
+            gathered,
+            "one thread and the split agree"
+        );
+        assert_eq!((one_thread.1, one_thread.2), (split.1, split.2));
+        // Without that collider's layers, no layers are reported.
+        layers[900] = CollisionLayers::ALL;
+        let rows = Rows {
+            entities: &entities,
+            shapes: &shapes,
+            layers: &layers,
+        };
+        assert!(!gathered_both_ways(rows)[1].2, "default layers only");
+    }
+}
