@@ -387,8 +387,9 @@ fn world_shapes_are_marked_changed_only_when_they_change() {
         1,
         "moved in the plane"
     );
-    // Under Bevy's `track_location` feature (`.ci/run` builds the crate with it), the change is
-    // recorded as made by the prepare stage, as a `Mut` records it.
+    // Under Bevy's `track_location` feature (`cargo test --test plugin_transforms --features
+    // bevy/track_location`; `.ci/run` checks that the crate builds with it), the change is recorded as
+    // made by the prepare stage, as a `Mut` records it.
     let changed_by = app
         .world_mut()
         .query::<Ref<ColliderWorldShape>>()

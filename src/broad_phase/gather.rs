@@ -67,22 +67,22 @@ pub(super) fn gather_colliders(colliders: &ActiveColliders, target: GatherTarget
     };
     match colliders.contiguous_iter() {
         Ok(tables) => {
-            for (entities, shapes, layers) in tables {
+            for (entities, shapes, collider_layers) in tables {
                 append(Rows {
                     entities,
                     shapes,
-                    layers,
+                    layers: collider_layers,
                 });
             }
         }
         // A disabling component stored as a sparse set (see Bevy's `DefaultQueryFilters`) keeps the
         // tables from being read as slices: one collider at a time, then.
         Err(_) => {
-            for (entity, shape, layers) in colliders {
+            for (entity, shape, collider_layers) in colliders {
                 append(Rows {
                     entities: core::slice::from_ref(&entity),
                     shapes: core::slice::from_ref(shape),
-                    layers: core::slice::from_ref(layers),
+                    layers: core::slice::from_ref(collider_layers),
                 });
             }
         }
