@@ -203,7 +203,7 @@ fn rebuild_rows(
 ) {
     let changed_since_last_run = |tick: Tick| tick.is_newer_than(table.last_run, table.this_run);
     // By index: over `entities.iter().enumerate()` the stage took 0.16 to 0.18 ms on W1 at 10,000,
-    // where this loop took 0.136 ms.
+    // where a loop by index took 0.136 ms (0.121 ms once it read the slices held in `Rows`).
     for row in 0..rows.entities.len() {
         // Both ticks compared without a branch between them: the filter `Changed` does the same.
         if !(changed_since_last_run(rows.collider_ticks[row])
