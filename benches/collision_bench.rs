@@ -1,5 +1,5 @@
-//! The workload runner: seeded worlds stepped headless, with the median and p99 time of each pipeline
-//! stage and of the whole update, allocations per frame, and event counts.
+//! The workload runner: seeded worlds stepped headless, with the median, p99 and mean time of each
+//! pipeline stage and of the whole update, allocations per frame, and event counts.
 //!
 //! ```text
 //! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --workload w1 --n 10000
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    SeededRng, Spawn, flag_value, median_p99, task_pool_plugin, wrapped_step,
+    SeededRng, Spawn, flag_value, mean_ms, median_p99, task_pool_plugin, wrapped_step,
 };
 
 /// Counts allocations, to report how many a frame makes.
@@ -306,12 +306,14 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
 fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report) {
     println!("{} n={n} frames={frames}", workload.name());
     for (stage, samples) in &mut report.stages {
+        let mean = mean_ms(samples);
         let (median, p99) = median_p99(samples);
-        println!("  {stage:<9} median {median:8.3} ms   p99 {p99:8.3} ms");
+        println!("  {stage:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms");
     }
+    let mean = mean_ms(&report.update);
     let (median, p99) = median_p99(&mut report.update);
     println!(
-        "  {:<9} median {median:8.3} ms   p99 {p99:8.3} ms   (app.update, all systems)",
+        "  {:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms   (app.update, all systems)",
         "update"
     );
     report.allocations.sort_unstable();

