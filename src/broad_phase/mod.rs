@@ -258,7 +258,8 @@ impl BroadPhase {
 pub(super) fn padded(aabb: Aabb2d) -> Aabb2d {
     // Both corners in one vector: the operations of two `Vec2`s (`min - pad` and `max + pad`, with
     // `pad` from the larger magnitude of each axis), the same bits for inputs without NaN, in fewer
-    // instructions (the broad phase's build 2.1 million fewer in 70 updates of W1 at 10,000).
+    // instructions: 2.1 million fewer in the broad phase's build over 70 updates of W1 at 10,000
+    // (callgrind).
     let corners = Vec4::new(aabb.min.x, aabb.min.y, aabb.max.x, aabb.max.y);
     let magnitude = corners.abs();
     let pad = magnitude.max(magnitude.zwxy()) * (8.0 * f32::EPSILON) + f32::MIN_POSITIVE;
