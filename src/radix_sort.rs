@@ -182,7 +182,7 @@ mod tests {
                 ((bucket << 32) | u64::from((i * 31) % 4001), i)
             })
             .collect();
-        sorts_like_a_comparison_sort_by_high_half(items, 1000);
+        assert_bucket_sort_by_high_half_matches_a_comparison_sort(items, 1000);
         let mut empty: Vec<(u64, u32)> = Vec::new();
         bucket_sort_by_key(
             &mut empty,
@@ -207,12 +207,15 @@ mod tests {
             }
         }
         assert!(!items.is_sorted(), "the input must start out of order");
-        sorts_like_a_comparison_sort_by_high_half(items, 300);
+        assert_bucket_sort_by_high_half_matches_a_comparison_sort(items, 300);
     }
 
     /// Bucket-sorts `items` by the upper half of their key into `bucket_count` buckets, and checks the
     /// result against a comparison sort.
-    fn sorts_like_a_comparison_sort_by_high_half(mut items: Vec<(u64, u32)>, bucket_count: usize) {
+    fn assert_bucket_sort_by_high_half_matches_a_comparison_sort(
+        mut items: Vec<(u64, u32)>,
+        bucket_count: usize,
+    ) {
         let mut expected = items.clone();
         expected.sort_unstable();
         bucket_sort_by_key(
