@@ -388,8 +388,8 @@ fn world_shapes_are_marked_changed_only_when_they_change() {
         "moved in the plane"
     );
     // Under Bevy's `track_location` feature (`cargo test --test plugin_transforms --features
-    // bevy/track_location`; `.ci/run` checks that the crate builds with it), the change is recorded as
-    // made by the prepare stage, as a `Mut` records it.
+    // bevy/track_location`, which `.ci/run` runs), the change is recorded as made by the prepare stage,
+    // as a `Mut` records it. Without the feature nothing is recorded and there is nothing to check.
     let changed_by = app
         .world_mut()
         .query::<Ref<ColliderWorldShape>>()
