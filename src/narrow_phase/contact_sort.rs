@@ -32,8 +32,11 @@ const COLLECT_BLOCK: usize = 1024;
 /// the sorts of each entity's pairs, whose branches the predictor misses: on workload W2 (four pairs
 /// an entity) the narrow phase took 1.41 to 1.46 ms against 1.56 to 1.58 ms; with half a pair an
 /// entity, as in W1, the second counting sort cost more than it saved (at 100,000 colliders, 2.98 to
-/// 3.04 ms against 2.84 to 2.88 ms). The result is checked, so that a different layout of the bits in
-/// a later Bevy costs a second sort, never a wrong order.
+/// 3.04 ms against 2.84 to 2.88 ms). Whatever the layout of an entity's bits, each path orders the pairs
+/// by [`PairContact::sort_key`]: the counting sorts go by lower halves only where the upper halves agree.
+/// That is the order of `(collider1, collider2)` because `Entity` orders by its bits, which a test
+/// checks. The result was checked after each counting path until that argument replaced the check: 3.9
+/// million instructions fewer in 70 updates of W1 at 10,000 colliders (callgrind), of 35.4 million.
 pub(super) fn sort_contacts(
     pairs: &mut Vec<PairContact>,
     scratch: &mut Vec<PairContact>,
@@ -59,9 +62,8 @@ pub(super) fn sort_contacts(
             counting_sort_by_bucket(pairs, scratch, starts, bucket_count, |pair| {
                 (lower(pair.collider1) - low) as usize
             });
-            if pairs.is_sorted_by_key(PairContact::sort_key) {
-                return;
-            }
+            debug_assert!(pairs.is_sorted_by_key(PairContact::sort_key));
+            return;
         }
     }
     if same_upper && fits(bucket_count) {
@@ -74,9 +76,8 @@ pub(super) fn sort_contacts(
             // Within a bucket every `collider1` is the same entity.
             |pair| pair.collider2.to_bits(),
         );
-        if pairs.is_sorted_by_key(PairContact::sort_key) {
-            return;
-        }
+        debug_assert!(pairs.is_sorted_by_key(PairContact::sort_key));
+        return;
     }
     radix_sort_by_key(pairs, scratch, PairContact::sort_key);
 }
@@ -257,6 +258,40 @@ mod tests {
 
     fn keys(pairs: &[PairContact]) -> Vec<(Entity, Entity)> {
         pairs.iter().map(PairContact::key).collect()
+    }
+
+    #[test]
+    fn pairs_order_by_their_sort_keys_as_by_their_entities() {
+        // What lets the sort go by `sort_key` and `Contacts` search by `(collider1, collider2)`:
+        // `Entity` orders by its bits. Indices low, high and far apart, generations new and reused.
+        let entities: Vec<Entity> = [0, 1, 2, 1_000, 65_535, 65_536, 200_000, u32::MAX - 1]
+            .into_iter()
+            .flat_map(|index| [0, 1, 3, 1_000].map(|versions| reused(index, versions)))
+            .collect();
+        let pairs: Vec<PairContact> = entities
+            .iter()
+            .flat_map(|&a| entities.iter().map(move |&b| (a, b)))
+            .filter(|(a, b)| a < b)
+            .map(|(collider1, collider2)| PairContact {
+                collider1,
+                collider2,
+                contact: Contact {
+                    normal: Vec2::X,
+                    depth: 0.0,
+                },
+            })
+            .collect();
+        for p in &pairs {
+            for q in &pairs {
+                assert_eq!(
+                    p.sort_key().cmp(&q.sort_key()),
+                    p.key().cmp(&q.key()),
+                    "{:?} and {:?}",
+                    p.key(),
+                    q.key()
+                );
+            }
+        }
     }
 
     #[test]
