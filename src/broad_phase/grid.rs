@@ -264,7 +264,7 @@ impl UniformGrid {
     /// check for all; and the buffer grows outside the loop, whose values stayed on the stack, spilled
     /// around the call that growing makes, while it grew inside. In 70 updates of workload W1 at 10,000
     /// colliders (callgrind) the pair search took 125.4 million instructions before, 105.7 million
-    /// now.
+    /// after.
     #[inline(always)]
     fn pairs_of_boxes<const ONE_LOOP: bool>(
         &self,
@@ -455,13 +455,13 @@ fn write_overlapping(
     let first = run.start;
     for (offset, other) in bounds[run].iter().enumerate() {
         slots[len] = (i as u32, (first + offset) as u32);
-        len += usize::from(other.overlaps(reach));
+        len += other.overlap_count(reach);
     }
     len
 }
 
-/// [`write_overlapping`] over two runs in one loop, which picks each index from the first run or the
-/// second without a branch: one loop end per box for the branch predictor to miss, not two, for a few
+/// [`write_overlapping`] over two runs in one loop, which moves from the first run to the second without
+/// a branch: one loop end per box for the branch predictor to miss, not two, for a few
 /// more instructions per test. With a box or so a cell, as in workload W1, the pair loop took 0.180 ms
 /// instead of 0.194 ms for 10,000 colliders; with ten, as in W2, it took longer (broad phase 0.70 ms
 /// instead of 0.64 ms), so the grid uses it only for sparse cells.
@@ -474,20 +474,25 @@ fn write_overlapping_in_two_runs(
     reach: Vec4,
     [first, second]: [core::ops::Range<usize>; 2],
 ) -> usize {
-    let first_len = first.len();
-    let total = first_len + second.len();
-    // The second run's k-th index, counted from the start of the first run.
-    let second_from = second.start.wrapping_sub(first_len);
+    let total = first.len() + second.len();
     let slots = &mut slots[len..len + total];
     let mut written = 0;
-    for k in 0..total {
-        let j = if k < first_len {
-            first.start + k
-        } else {
-            second_from.wrapping_add(k)
-        };
+    // The index walks the first run and jumps, by a conditional move, to the second where the first
+    // ends: two instructions a test fewer than working out each index from the count of tests (the
+    // pair search took 104.3 million instructions in 70 updates of W1 at 10,000, callgrind, against
+    // 105.7 million).
+    let mut j = if first.is_empty() {
+        second.start
+    } else {
+        first.start
+    };
+    for _ in 0..total {
         slots[written] = (i as u32, j as u32);
-        written += usize::from(bounds[j].overlaps(reach));
+        written += bounds[j].overlap_count(reach);
+        j += 1;
+        if j == first.end {
+            j = second.start;
+        }
     }
     len + written
 }
@@ -523,6 +528,14 @@ impl Bounds {
     #[inline]
     fn overlaps(&self, reach: Vec4) -> bool {
         self.0.cmple(reach).all()
+    }
+
+    /// [`Self::overlaps`] as 1 or 0, for a count: the lanes' mask plus one reaches 16, its fifth bit,
+    /// only when all four lanes are set, which takes an instruction less than comparing the mask (the
+    /// pair search: 102.8 million instructions in 70 updates of W1 at 10,000 against 104.3 million).
+    #[inline]
+    fn overlap_count(&self, reach: Vec4) -> usize {
+        ((self.0.cmple(reach).bitmask() + 1) >> 4) as usize
     }
 }
 
@@ -621,6 +634,32 @@ mod tests {
             unit_box(2.0, 3.0),
             "packing round-trips"
         );
+    }
+
+    #[test]
+    fn overlap_count_is_one_exactly_when_the_bounds_overlap() {
+        // Every combination of lanes that pass and fail, NaN and infinities among the failing and
+        // passing values.
+        let reach = Vec4::new(1.0, 2.0, 3.0, 4.0);
+        let values = |limit: f32| [limit, limit - 1.0, f32::NEG_INFINITY, limit + 1.0, f32::NAN];
+        let mut counted = [0; 2];
+        for x in values(reach.x) {
+            for y in values(reach.y) {
+                for z in values(reach.z) {
+                    for w in values(reach.w) {
+                        let bounds = Bounds(Vec4::new(x, y, z, w));
+                        let overlaps = bounds.overlaps(reach);
+                        assert_eq!(
+                            bounds.overlap_count(reach),
+                            usize::from(overlaps),
+                            "{bounds:?}"
+                        );
+                        counted[usize::from(overlaps)] += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(counted, [5usize.pow(4) - 3usize.pow(4), 3usize.pow(4)]);
     }
 
     #[test]
