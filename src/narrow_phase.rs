@@ -44,6 +44,22 @@ impl PairContact {
     }
 }
 
+#[cfg(test)]
+impl PairContact {
+    /// The pair of `a` and `b`, ordered as the pipeline orders pairs (by `Entity`'s `Ord`), with a
+    /// contact of no interest.
+    pub(crate) fn between(a: Entity, b: Entity) -> Self {
+        Self {
+            collider1: a.min(b),
+            collider2: a.max(b),
+            contact: Contact {
+                normal: Vec2::X,
+                depth: 0.0,
+            },
+        }
+    }
+}
+
 /// Every pair touching after the last collision update, for systems that poll rather than read events.
 ///
 /// ```
@@ -280,17 +296,9 @@ mod tests {
         Entity::from_raw_u32(index).unwrap()
     }
 
-    /// The pair of two entity indices, ordered as the pipeline orders pairs (by `Entity`'s `Ord`).
+    /// The pair of two entity indices, ordered as the pipeline orders pairs.
     fn pair(a: u32, b: u32) -> PairContact {
-        let (a, b) = (entity(a), entity(b));
-        PairContact {
-            collider1: a.min(b),
-            collider2: a.max(b),
-            contact: Contact {
-                normal: Vec2::X,
-                depth: 0.0,
-            },
-        }
+        PairContact::between(entity(a), entity(b))
     }
 
     fn sorted(mut pairs: Vec<PairContact>) -> Vec<PairContact> {

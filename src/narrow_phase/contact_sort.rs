@@ -24,19 +24,26 @@ const COLLECT_BLOCK: usize = 1024;
 
 /// Sorts `pairs` by `(collider1, collider2)`.
 ///
-/// `Entity` orders by its bits, which hold the generation above the index. When every `collider1` has
-/// the same upper half (no index among them was reused), the order is by the lower half of `collider1`
-/// first: one counting sort by it, then a sort of each entity's few pairs, two passes where the radix
-/// sort makes one per varying byte (about four). Where entities have two pairs or more on average and
-/// every `collider2` shares an upper half too, a counting sort by `collider2` comes first instead of
-/// the sorts of each entity's pairs, whose branches the predictor misses: on workload W2 (four pairs
-/// an entity) the narrow phase took 1.41 to 1.46 ms against 1.56 to 1.58 ms; with half a pair an
-/// entity, as in W1, the second counting sort cost more than it saved (at 100,000 colliders, 2.98 to
-/// 3.04 ms against 2.84 to 2.88 ms). Whatever the layout of an entity's bits, each path orders the pairs
-/// by [`PairContact::sort_key`]: the counting sorts go by lower halves only where the upper halves agree.
-/// That is the order of `(collider1, collider2)` because `Entity` orders by its bits, which a test
-/// checks. The result was checked after each counting path until that argument replaced the check: 3.9
-/// million instructions fewer in 70 updates of W1 at 10,000 colliders (callgrind), of 35.4 million.
+/// `Entity` orders by its bits, which hold the generation above the index. The sort counts: one
+/// counting sort by the first entity's index (its lower half), then a sort of each entity's few pairs,
+/// two passes where the radix sort makes one per varying byte (about four); where the first entities'
+/// generations differ (indices reused), a stable counting sort by the generation follows, the
+/// generation being the more significant. Where entities have two pairs or more on average, stable
+/// counting sorts by the second entity's index and generation come first instead of the sorts of each
+/// entity's pairs, whose branches the predictor misses: on workload W2 (four pairs an entity) the
+/// narrow phase took 1.41 to 1.46 ms against 1.56 to 1.58 ms; with half a pair an entity, as in W1,
+/// the second counting sort cost more than it saved (at 100,000 colliders, 2.98 to 3.04 ms against
+/// 2.84 to 2.88 ms). The radix sort remains for indices or generations spread too widely for a
+/// counting array of a few times the pairs.
+///
+/// Whatever the layout of an entity's bits, each path orders the pairs by [`PairContact::sort_key`]:
+/// each counting sort goes by one half of an entity's bits, the less significant first. That is the
+/// order of `(collider1, collider2)` because `Entity` orders by its bits, which a test checks. The
+/// result was checked after each counting path until that argument replaced the check: 3.9 million
+/// instructions fewer in 70 updates of W1 at 10,000 colliders (callgrind), of 35.4 million. Pairs whose
+/// first entities' generations differ, as where colliders are despawned and spawned (workload W6),
+/// took the radix sort before: in 70 updates of W6 the sort took 83.2 million instructions then and
+/// 38.6 million now; W1's 26.2 and 25.9 million, W2's 208.2 and 199.8 million (callgrind).
 pub(super) fn sort_contacts(
     pairs: &mut Vec<PairContact>,
     scratch: &mut Vec<PairContact>,
@@ -45,59 +52,133 @@ pub(super) fn sort_contacts(
     if pairs.is_empty() {
         return;
     }
-    let lower = |entity: Entity| entity.to_bits() as u32;
-    let (low, bucket_count, same_upper) = entity_range(pairs, |pair| pair.collider1);
-    // The counting array stays within a few times the pairs, plus a fixed allowance.
+    // The counting arrays stay within a few times the pairs, plus a fixed allowance.
     let len = pairs.len();
-    let fits = |count: usize| count <= 4 * len + 65_536;
-    if same_upper && fits(bucket_count) && len >= 2 * bucket_count {
-        // Two pairs or more per `collider1` on average: a stable counting sort by the second entity,
-        // then one by the first, in place of sorting each entity's pairs, whose comparisons the
-        // branch predictor misses.
-        let (low2, bucket_count2, same_upper2) = entity_range(pairs, |pair| pair.collider2);
-        if same_upper2 && fits(bucket_count2) {
-            counting_sort_by_bucket(pairs, scratch, starts, bucket_count2, |pair| {
-                (lower(pair.collider2) - low2) as usize
-            });
-            counting_sort_by_bucket(pairs, scratch, starts, bucket_count, |pair| {
-                (lower(pair.collider1) - low) as usize
-            });
-            debug_assert!(pairs.is_sorted_by_key(PairContact::sort_key));
-            return;
-        }
-    }
-    if same_upper && fits(bucket_count) {
-        bucket_sort_by_key(
-            pairs,
-            scratch,
-            starts,
-            bucket_count,
-            |pair| (lower(pair.collider1) - low) as usize,
-            // Within a bucket every `collider1` is the same entity.
-            |pair| pair.collider2.to_bits(),
-        );
-        debug_assert!(pairs.is_sorted_by_key(PairContact::sort_key));
+    let fits = |range: &EntityRange| range.lowers.max(range.uppers) <= 4 * len + 65_536;
+    let first = EntityRange::of(pairs, |pair| pair.collider1);
+    if !fits(&first) {
+        radix_sort_by_key(pairs, scratch, PairContact::sort_key);
         return;
     }
-    radix_sort_by_key(pairs, scratch, PairContact::sort_key);
+    let second = (len >= 2 * first.lowers)
+        .then(|| EntityRange::of(pairs, |pair| pair.collider2))
+        .filter(fits);
+    if let Some(second) = second {
+        // Two pairs or more per `collider1` on average: stable counting sorts, the least significant
+        // half first, in place of sorting each entity's pairs, whose comparisons the branch predictor
+        // misses.
+        second.sort_by_halves(pairs, scratch, starts, |pair| pair.collider2);
+        first.sort_by_halves(pairs, scratch, starts, |pair| pair.collider1);
+    } else if first.uppers == 1 {
+        // Within a bucket every `collider1` is the same entity.
+        let by_second = |pair: &PairContact| pair.collider2.to_bits();
+        sort_by_first_index(pairs, scratch, starts, &first, by_second);
+    } else {
+        // Within a bucket the first entities share their index, not always their generation.
+        sort_by_first_index(pairs, scratch, starts, &first, PairContact::sort_key);
+        counting_sort_by_bucket(pairs, scratch, starts, first.uppers, |pair| {
+            first.upper_bucket(pair.collider1)
+        });
+    }
+    debug_assert!(pairs.is_sorted_by_key(PairContact::sort_key));
 }
 
-/// The lowest lower half (the index) of the `which` entity of `pairs`, how many values lie from it to
-/// the highest, and whether all share the upper half (the generation). `pairs` is not empty.
+/// Sorts `pairs` by their first entity's index (in `first`), then each index's few pairs by `key`.
 #[inline]
-fn entity_range(
-    pairs: &[PairContact],
-    which: impl Fn(&PairContact) -> Entity,
-) -> (u32, usize, bool) {
-    let lower = |pair: &PairContact| which(pair).to_bits() as u32;
-    let upper = |pair: &PairContact| which(pair).to_bits() >> 32;
-    let (mut low, mut high, mut same_upper) = (u32::MAX, 0, true);
-    for pair in pairs {
-        low = low.min(lower(pair));
-        high = high.max(lower(pair));
-        same_upper &= upper(pair) == upper(&pairs[0]);
+fn sort_by_first_index<K: Ord>(
+    pairs: &mut Vec<PairContact>,
+    scratch: &mut Vec<PairContact>,
+    starts: &mut Vec<u32>,
+    first: &EntityRange,
+    key: impl Fn(&PairContact) -> K,
+) {
+    let bucket = |pair: &PairContact| first.lower_bucket(pair.collider1);
+    bucket_sort_by_key(pairs, scratch, starts, first.lowers, bucket, key);
+}
+
+/// How many values the upper halves (the generations) and the lower halves (the indices) of some
+/// entities' bits span, and the lowest of each.
+#[derive(Clone, Copy, Debug)]
+struct EntityRange {
+    lowest_upper: u32,
+    uppers: usize,
+    lowest_lower: u32,
+    lowers: usize,
+}
+
+impl EntityRange {
+    /// The range of the `which` entity of `pairs`, which is not empty. The least and greatest bits
+    /// give the generations' range, and the indices' where one generation spans all: one pass then,
+    /// as many instructions as before generations were ranged (W2's sort took 8% more with the four
+    /// halves' extremes in one pass); a second pass for the indices otherwise.
+    #[inline]
+    fn of(pairs: &[PairContact], which: impl Fn(&PairContact) -> Entity) -> Self {
+        let (mut least, mut greatest) = (u64::MAX, 0);
+        for pair in pairs {
+            let bits = which(pair).to_bits();
+            least = least.min(bits);
+            greatest = greatest.max(bits);
+        }
+        let ((lowest_upper, mut lowest_lower), (highest_upper, mut highest_lower)) =
+            (halves_of_bits(least), halves_of_bits(greatest));
+        if lowest_upper != highest_upper {
+            (lowest_lower, highest_lower) = (u32::MAX, 0);
+            for pair in pairs {
+                let lower = halves(which(pair)).1;
+                lowest_lower = lowest_lower.min(lower);
+                highest_lower = highest_lower.max(lower);
+            }
+        }
+        Self {
+            lowest_upper,
+            uppers: (highest_upper - lowest_upper) as usize + 1,
+            lowest_lower,
+            lowers: (highest_lower - lowest_lower) as usize + 1,
+        }
     }
-    (low, (high - low) as usize + 1, same_upper)
+
+    /// The bucket of `entity`'s lower half, below [`Self::lowers`].
+    #[inline]
+    fn lower_bucket(&self, entity: Entity) -> usize {
+        (halves(entity).1 - self.lowest_lower) as usize
+    }
+
+    /// The bucket of `entity`'s upper half, below [`Self::uppers`].
+    #[inline]
+    fn upper_bucket(&self, entity: Entity) -> usize {
+        (halves(entity).0 - self.lowest_upper) as usize
+    }
+
+    /// Sorts `pairs` stably by the `which` entity, of this range: by its lower half, then by its upper
+    /// half unless all share it.
+    fn sort_by_halves(
+        &self,
+        pairs: &mut Vec<PairContact>,
+        scratch: &mut Vec<PairContact>,
+        starts: &mut Vec<u32>,
+        which: impl Fn(&PairContact) -> Entity,
+    ) {
+        counting_sort_by_bucket(pairs, scratch, starts, self.lowers, |pair| {
+            self.lower_bucket(which(pair))
+        });
+        if self.uppers > 1 {
+            counting_sort_by_bucket(pairs, scratch, starts, self.uppers, |pair| {
+                self.upper_bucket(which(pair))
+            });
+        }
+    }
+}
+
+/// An entity's bits as their upper and lower halves.
+#[inline]
+fn halves(entity: Entity) -> (u32, u32) {
+    halves_of_bits(entity.to_bits())
+}
+
+/// Bits as their upper and lower halves.
+#[inline]
+fn halves_of_bits(bits: u64) -> (u32, u32) {
+    ((bits >> 32) as u32, bits as u32)
 }
 
 /// The contacts' sort split over several threads, with its buffers kept between updates.
@@ -272,14 +353,7 @@ mod tests {
             .iter()
             .flat_map(|&a| entities.iter().map(move |&b| (a, b)))
             .filter(|(a, b)| a < b)
-            .map(|(collider1, collider2)| PairContact {
-                collider1,
-                collider2,
-                contact: Contact {
-                    normal: Vec2::X,
-                    depth: 0.0,
-                },
-            })
+            .map(|(a, b)| PairContact::between(a, b))
             .collect();
         for p in &pairs {
             for q in &pairs {
@@ -297,8 +371,9 @@ mod tests {
     #[test]
     fn contacts_sort_by_pair_with_and_without_reused_indices() {
         // Three pairs an entity, which the two counting sorts take, and half a pair, which the sort
-        // of each entity's pairs takes; with and without reused indices.
-        for (count, versions) in [(6000, 0), (6000, 3), (1000, 0), (1000, 3)] {
+        // of each entity's pairs takes; with and without reused indices. Generations spread too
+        // widely for a counting array take the radix sort.
+        for (count, versions) in [(6000, 0), (6000, 3), (1000, 0), (1000, 3), (1000, 100_000)] {
             let mut pairs = pairs(count, 2000, versions);
             let mut by_comparison = pairs.clone();
             by_comparison.sort_by_key(PairContact::key);
@@ -308,6 +383,36 @@ mod tests {
                 keys(&by_comparison),
                 "sorted by pair, {count} pairs, versions {versions}"
             );
+        }
+    }
+
+    #[test]
+    fn contacts_sort_by_pair_with_generations_mixed_at_random() {
+        // Every entity of a random generation from 0 to 4, so that the first entities of many pairs
+        // differ in generation and the counting sorts by index must be followed by one by generation:
+        // half a pair an entity (a sort of each entity's pairs) and three (counting sorts only).
+        let mut random = crate::test_rng::xorshift(0x853c_49e6_748f_ea9b);
+        let mut next = move |bound: u32| (random() >> 32) as u32 % bound;
+        for count in [1000, 6000] {
+            let mut pairs: Vec<PairContact> = (0..count)
+                .map(|_| {
+                    PairContact::between(reused(next(2000), next(5)), reused(next(2000), next(5)))
+                })
+                .filter(|pair| pair.collider1 != pair.collider2)
+                .collect();
+            let mut expected = pairs.clone();
+            expected.sort_by_key(PairContact::key);
+            let generations_of_firsts: std::collections::HashSet<u32> = pairs
+                .iter()
+                .map(|pair| pair.collider1.generation().to_bits())
+                .collect();
+            assert_eq!(
+                generations_of_firsts.len(),
+                5,
+                "first entities of every generation"
+            );
+            sort_contacts(&mut pairs, &mut Vec::new(), &mut Vec::new());
+            assert_eq!(keys(&pairs), keys(&expected), "{count} pairs");
         }
     }
 
