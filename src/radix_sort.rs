@@ -97,22 +97,40 @@ pub(crate) fn bucket_sort_by_key<T: Copy, K: Ord>(
     key: impl Fn(&T) -> K,
 ) {
     counting_sort_by_bucket(items, scratch, starts, bucket_count, bucket);
+    // Most buckets hold one item or none: those are passed over before any slicing. The contacts' sort
+    // took 36.9 million instructions in 70 updates of W1 at 10,000 before (callgrind), 32.7 million
+    // with this, and the narrow phase's lower alternating runs 0.153 to 0.155 ms before, 0.150 to
+    // 0.151 ms after. The buckets are walked eight at a time, which the compiler unrolls, and a run's
+    // sort is a call of its own, so that the unrolled walk stays short: in a later round, after other
+    // changes, the contacts' sort took 25.9 million instructions walking one bucket at a time and 23.9
+    // million this way.
     let mut run_start = 0;
-    for &run_end in &starts[..bucket_count] {
+    let mut visit = |run_end: u32| {
         let run_end = run_end as usize;
-        // Most buckets hold one item or none: those are passed over before any slicing. The contacts'
-        // sort took 36.9 million instructions in 70 updates of W1 at 10,000 before (callgrind), 32.7
-        // million with this, and the narrow phase's lower alternating runs 0.153 to 0.155 ms before,
-        // 0.150 to 0.151 ms after.
         if run_end - run_start >= 2 {
-            let run = &mut items[run_start..run_end];
-            if run.len() > SHORT_RUN {
-                run.sort_unstable_by_key(&key);
-            } else {
-                insertion_sort_by_key(run, &key);
-            }
+            sort_run(&mut items[run_start..run_end], &key);
         }
         run_start = run_end;
+    };
+    let chunks = starts[..bucket_count].chunks_exact(8);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for &run_end in chunk {
+            visit(run_end);
+        }
+    }
+    for &run_end in rest {
+        visit(run_end);
+    }
+}
+
+/// Sorts a bucket's `run` by `key`: by insertion when short, by the standard sort otherwise.
+#[inline(never)]
+fn sort_run<T: Copy, K: Ord>(run: &mut [T], key: &impl Fn(&T) -> K) {
+    if run.len() > SHORT_RUN {
+        run.sort_unstable_by_key(key);
+    } else {
+        insertion_sort_by_key(run, key);
     }
 }
 
