@@ -103,8 +103,8 @@ impl CellSort {
         out.order.resize(aabbs.len(), 0);
         out.keys.resize(aabbs.len(), 0);
         out.bounds.resize(aabbs.len(), B::default());
+        out.starts.clear();
         out.starts.resize(key_count + 1, 0);
-        out.starts.fill(0);
         // `ends[c]` is `starts[c + 1]`: each key's count, then its start, moved on to its end while
         // placing.
         let ends = &mut out.starts[1..];
