@@ -75,6 +75,10 @@ pub(crate) fn update_world_shapes(
 ) {
     let timer = StageTimer::start();
     let broad_phase = &mut *broad_phase;
+    // Worked out once, not for every collider (the grid's build and the colliders moved since stay as
+    // they are until the broad phase runs): 122.0 million instructions in 70 updates of W1 at 10,000
+    // for the stage before (callgrind), 120.3 million after.
+    let room = broad_phase.moved_room();
     let mut tables = colliders.p1();
     match tables.contiguous_iter_mut().ok() {
         Some(tables) => {
@@ -103,12 +107,13 @@ pub(crate) fn update_world_shapes(
                             &commands,
                             rows,
                             table,
-                            broad_phase,
+                            &mut broad_phase.moved_entities,
+                            room,
                             &mut task_lists,
                         );
                     }
                     None => rebuild_rows(&commands, rows, table, |change| {
-                        push_moved(broad_phase, change);
+                        push_moved(&mut broad_phase.moved_entities, room, change);
                     }),
                 }
                 record_callers(&mut world_shape_ticks, table.this_run);
@@ -117,7 +122,7 @@ pub(crate) fn update_world_shapes(
         None => {
             for item in &mut colliders.p0() {
                 if let Some(change) = rebuild_changed(&commands, item) {
-                    push_moved(broad_phase, change);
+                    push_moved(&mut broad_phase.moved_entities, room, change);
                 }
             }
         }
@@ -128,12 +133,13 @@ pub(crate) fn update_world_shapes(
 /// An enabled collider whose world shape changed, and its new shape: what the broad phase is handed.
 type MovedCollider = (Entity, Option<WorldShape>);
 
-/// Adds `change` to the broad phase's list of moved colliders, unless the list already shows that the
-/// grid will be built anew.
+/// Adds `change` to `moved`, the broad phase's list of moved colliders, unless the list already shows
+/// that the grid will be built anew: that it holds more than `room` (see
+/// [`BroadPhase::moved_room`]).
 #[inline]
-fn push_moved(broad_phase: &mut BroadPhase, change: MovedCollider) {
-    if !broad_phase.rebuild_due(broad_phase.moved_entities.len()) {
-        broad_phase.moved_entities.push(change);
+fn push_moved(moved: &mut Vec<MovedCollider>, room: Option<usize>, change: MovedCollider) {
+    if room.is_some_and(|room| moved.len() <= room) {
+        moved.push(change);
     }
 }
 
@@ -235,20 +241,20 @@ fn rebuild_rows(
 }
 
 /// [`rebuild_rows`] split over `pool`, a run of rows a task, each task listing its moved colliders in
-/// one of `task_lists` (kept between updates); the lists are handed to the broad phase in the rows'
-/// order.
+/// one of `task_lists` (kept between updates); the lists are added to `moved`, the broad phase's list,
+/// in the rows' order, up to `room` (see [`push_moved`]).
 fn rebuild_rows_split(
     pool: &TaskPool,
     commands: &ParallelCommands,
     rows: Rows,
     table: Table,
-    broad_phase: &mut BroadPhase,
+    moved: &mut Vec<MovedCollider>,
+    room: Option<usize>,
     task_lists: &mut Vec<Vec<MovedCollider>>,
 ) {
     let tasks = pool.thread_num() * 4;
     let run_len = rows.entities.len().div_ceil(tasks);
     task_lists.resize_with(tasks, Vec::new);
-    let broad_phase_now = &*broad_phase;
     // How many colliders the tasks have listed, each task adding its count every
     // `LISTED_COUNT_STEP`: every collider counted is listed, so once the count shows that the grid will
     // be built anew the lists together show it too, and the tasks stop listing.
@@ -262,7 +268,7 @@ fn rebuild_rows_split(
             list.clear();
             scope.spawn(async move {
                 rebuild_rows(commands, run, table, |change| {
-                    if !broad_phase_now.rebuild_due(listed.load(Ordering::Relaxed)) {
+                    if room.is_some_and(|room| listed.load(Ordering::Relaxed) <= room) {
                         list.push(change);
                         if list.len() % LISTED_COUNT_STEP == 0 {
                             listed.fetch_add(LISTED_COUNT_STEP, Ordering::Relaxed);
@@ -274,7 +280,7 @@ fn rebuild_rows_split(
     });
     for list in task_lists.iter() {
         for &change in list {
-            push_moved(broad_phase, change);
+            push_moved(moved, room, change);
         }
     }
 }

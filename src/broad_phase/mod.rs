@@ -123,7 +123,15 @@ impl BroadPhase {
     /// too many have moved to keep the grid: the next update builds it anew.
     #[inline]
     pub(crate) fn rebuild_due(&self, moved_now: usize) -> bool {
-        (self.moved.slots().len() + moved_now) * MOVED_SHARE > self.entries.len()
+        self.moved_room().is_none_or(|room| moved_now > room)
+    }
+
+    /// How many colliders may move this update, besides those moved since the last build, with the grid
+    /// kept: at most one in [`MOVED_SHARE`] of the entries in all. `None` when the grid is built anew
+    /// whatever moves.
+    #[inline]
+    pub(crate) fn moved_room(&self) -> Option<usize> {
+        moved_room(self.entries.len(), self.moved.slots().len())
     }
 
     /// Builds the grid over every enabled, valid collider and finds all the pairs.
@@ -249,6 +257,13 @@ impl BroadPhase {
     }
 }
 
+/// How many colliders of `entries` may move, besides `moved_since_build`, with at most one in
+/// [`MOVED_SHARE`] moved in all: `None` when more than that have moved already.
+#[inline]
+fn moved_room(entries: usize, moved_since_build: usize) -> Option<usize> {
+    (entries / MOVED_SHARE).checked_sub(moved_since_build)
+}
+
 /// `aabb` grown by a few units in the last place of its coordinates (and at least the smallest normal
 /// float), so that the box test never rejects a pair the exact test accepts. The exact tests compute
 /// with other formulas and can round the other way where shapes just touch: fuzzing found a long
@@ -334,6 +349,25 @@ mod tests {
     use super::*;
     use crate::geometry::WorldCircle;
     use bevy::math::bounding::IntersectsVolume;
+
+    #[test]
+    fn moved_room_keeps_the_grid_exactly_while_one_collider_in_eight_has_moved() {
+        // The rule as first written: a build is due once (moved since the build + moved now) times
+        // `MOVED_SHARE` exceeds the entries.
+        for entries in 0..100 {
+            for moved_since_build in 0..20 {
+                for moved_now in 0..20 {
+                    let due = (moved_since_build + moved_now) * MOVED_SHARE > entries;
+                    let room = moved_room(entries, moved_since_build);
+                    assert_eq!(
+                        room.is_none_or(|room| moved_now > room),
+                        due,
+                        "{entries} entries, {moved_since_build} moved since the build, {moved_now} now"
+                    );
+                }
+            }
+        }
+    }
 
     fn circle_box(x: f32, y: f32, radius: f32) -> Aabb2d {
         WorldCircle::new(Vec2::new(x, y), radius).aabb()
