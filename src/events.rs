@@ -1,5 +1,7 @@
 //! What the plugin reports: [`CollisionStarted`], [`CollisionEnded`] and [`CollidingEntities`].
 
+use bevy::ecs::event::EventKey;
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use crate::entity_set::SmallEntitySet;
@@ -9,7 +11,8 @@ use crate::entity_set::SmallEntitySet;
 /// Sent as a [`Message`] once per pair, read with `MessageReader<CollisionStarted>`, with
 /// `collider1 < collider2`. Also triggered as an [`EntityEvent`] on each of the two entities, with
 /// `collider1` the entity observed, so `commands.entity(e).observe(|hit: On<CollisionStarted>| ..)`
-/// sees `hit.collider1 == e`.
+/// sees `hit.collider1 == e`. It is triggered only while some observer of it exists, global or on any
+/// entity: a trigger nobody watches would have no effect but its cost.
 ///
 /// Within a frame, messages come sorted by `(collider1, collider2)`.
 #[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq)]
@@ -120,7 +123,7 @@ pub(crate) fn report_collision_changes(
     mut colliding: Query<&mut CollidingEntities>,
     mut started_writer: MessageWriter<CollisionStarted>,
     mut ended_writer: MessageWriter<CollisionEnded>,
-    mut commands: Commands,
+    mut triggers: CollisionTriggers,
     mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
     mut buffers: Local<(Vec<CollisionStarted>, Vec<CollisionEnded>)>,
 ) {
@@ -172,18 +175,68 @@ pub(crate) fn report_collision_changes(
     }
     ended_writer.write_batch(ended.iter().copied());
     started_writer.write_batch(started.iter().copied());
-    for &end in ended.iter() {
-        commands.trigger(end);
-        commands.trigger(end.swapped());
-    }
-    for &start in started.iter() {
-        commands.trigger(start);
-        commands.trigger(start.swapped());
-    }
+    triggers.send(ended, started);
     contacts.removed.clear();
     diagnostics.started = started.len();
     diagnostics.ended = ended.len() + core::mem::take(&mut contacts.ended_on_removal);
     diagnostics.timings.events = timer.elapsed();
+}
+
+/// The keys Bevy knows [`CollisionStarted`] and [`CollisionEnded`] by as events, which observers list in
+/// their descriptors.
+#[derive(Resource, Clone, Copy, Debug)]
+pub(crate) struct CollisionEventKeys {
+    started: EventKey,
+    ended: EventKey,
+}
+
+impl CollisionEventKeys {
+    /// Registers both events with `world` and keeps their keys.
+    pub(crate) fn register(world: &mut World) -> Self {
+        Self {
+            started: world.register_event_key::<CollisionStarted>(),
+            ended: world.register_event_key::<CollisionEnded>(),
+        }
+    }
+}
+
+/// Triggers [`CollisionStarted`] and [`CollisionEnded`] on their entities, where some observer watches
+/// them.
+#[derive(SystemParam)]
+pub(crate) struct CollisionTriggers<'w, 's> {
+    commands: Commands<'w, 's>,
+    observers: Query<'w, 's, &'static Observer>,
+    keys: Res<'w, CollisionEventKeys>,
+}
+
+impl CollisionTriggers<'_, '_> {
+    /// Triggers each of `ended`, then each of `started`, on both of its entities (seen from each),
+    /// unless no observer, global or on an entity, watches its kind of event.
+    fn send(&mut self, ended: &[CollisionEnded], started: &[CollisionStarted]) {
+        // A trigger costs its command and its run even when no observer sees it. On workload W5
+        // (5,054 starts a frame) 70 updates took 1,155.0 million instructions with every trigger
+        // sent, 864.3 million with this (callgrind), and `app.update` 2.22 to 2.86 ms against 1.89
+        // to 2.10 ms (three alternating runs); W1 801.2 and 794.9 million.
+        if !ended.is_empty() && self.watch(self.keys.ended) {
+            for &end in ended {
+                self.commands.trigger(end);
+                self.commands.trigger(end.swapped());
+            }
+        }
+        if !started.is_empty() && self.watch(self.keys.started) {
+            for &start in started {
+                self.commands.trigger(start);
+                self.commands.trigger(start.swapped());
+            }
+        }
+    }
+
+    /// Whether some observer watches the event of `key`.
+    fn watch(&self, key: EventKey) -> bool {
+        self.observers
+            .iter()
+            .any(|observer| observer.descriptor().event_keys().contains(&key))
+    }
 }
 
 /// Ends every contact of a collider the moment its `Collider` is removed or its entity despawned, even

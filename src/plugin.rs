@@ -9,7 +9,8 @@ use crate::broad_phase::{BroadPhase, find_candidate_pairs};
 use crate::collider::{Collider, ColliderDisabled};
 use crate::diagnostics::CollisionDiagnostics;
 use crate::events::{
-    CollisionEnded, CollisionStarted, end_contacts_of_removed_collider, report_collision_changes,
+    CollisionEnded, CollisionEventKeys, CollisionStarted, end_contacts_of_removed_collider,
+    report_collision_changes,
 };
 use crate::geometry::OverlapMode;
 use crate::layers::CollisionLayers;
@@ -61,6 +62,8 @@ impl Plugin for RectCollisionPlugin {
             .register_type::<ColliderDisabled>()
             .register_type::<CollisionLayers>()
             .add_observer(end_contacts_of_removed_collider);
+        let event_keys = CollisionEventKeys::register(app.world_mut());
+        app.insert_resource(event_keys);
 
         app.configure_sets(
             self.schedule,

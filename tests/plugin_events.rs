@@ -7,18 +7,23 @@ use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use common::*;
 
-/// Two unit squares overlapping at the origin; returns them.
-fn overlapping_pair(app: &mut App) -> (Entity, Entity) {
+/// Two unit squares, one at the origin and one at `(x, 0)`, after an update; returns them.
+fn unit_squares(app: &mut App, x: f32) -> (Entity, Entity) {
     let a = app
         .world_mut()
         .spawn((at(0.0, 0.0), Collider::rect(1.0, 1.0)))
         .id();
     let b = app
         .world_mut()
-        .spawn((at(0.5, 0.0), Collider::rect(1.0, 1.0)))
+        .spawn((at(x, 0.0), Collider::rect(1.0, 1.0)))
         .id();
     app.update();
     (a, b)
+}
+
+/// Two unit squares overlapping at the origin; returns them.
+fn overlapping_pair(app: &mut App) -> (Entity, Entity) {
+    unit_squares(app, 0.5)
 }
 
 #[test]
@@ -380,5 +385,68 @@ fn a_fixed_schedule_can_run_the_pipeline() {
     assert!(
         touching(&mut app, a).contains(&b),
         "the pipeline ran in Update"
+    );
+}
+
+#[test]
+fn observers_added_after_unobserved_updates_see_the_next_starts_and_ends() {
+    // Events are triggered only while some observer watches them (the test helpers' app observes
+    // both, so this app is built without them): one added between updates must see the next ones,
+    // global or on an entity, and an observer of ends alone must not keep starts from one added later.
+    #[derive(Resource, Default)]
+    struct Seen {
+        starts: Vec<Entity>,
+        ends: Vec<Entity>,
+    }
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        TransformPlugin,
+        RectCollisionPlugin::default(),
+    ))
+    .init_resource::<Seen>();
+    let (a, b) = unit_squares(&mut app, 5.0);
+    let place_b = |app: &mut App, x: f32| {
+        app.world_mut()
+            .get_mut::<Transform>(b)
+            .unwrap()
+            .translation
+            .x = x;
+        app.update();
+    };
+    let colliding_with_a = |app: &mut App| touching(app, a).contains(&b);
+    // Touch and part with nobody watching.
+    place_b(&mut app, 0.5);
+    assert!(colliding_with_a(&mut app), "they touch unobserved");
+    place_b(&mut app, 5.0);
+    assert!(!colliding_with_a(&mut app), "they part unobserved");
+    // An observer of ends on `a` only: it sees the next end.
+    let ends_observer = app
+        .world_mut()
+        .spawn(
+            Observer::new(|hit: On<CollisionEnded>, mut seen: ResMut<Seen>| {
+                seen.ends.push(hit.collider2);
+            })
+            .with_entity(a),
+        )
+        .id();
+    place_b(&mut app, 0.5);
+    place_b(&mut app, 5.0);
+    assert_eq!(app.world().resource::<Seen>().ends, [b], "a saw its end");
+    assert!(app.world().resource::<Seen>().starts.is_empty());
+    // With that observer gone, a global observer of starts, added now, sees both sides of the next
+    // start.
+    app.world_mut().despawn(ends_observer);
+    app.add_observer(|hit: On<CollisionStarted>, mut seen: ResMut<Seen>| {
+        seen.starts.push(hit.collider1);
+    });
+    place_b(&mut app, 0.5);
+    let mut starts = app.world().resource::<Seen>().starts.clone();
+    starts.sort();
+    let mut both = vec![a, b];
+    both.sort();
+    assert_eq!(
+        starts, both,
+        "the global observer saw the start from both entities"
     );
 }
