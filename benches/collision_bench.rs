@@ -56,19 +56,27 @@ unsafe impl GlobalAlloc for CountingAllocator {
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-/// The allocation count when the collision pipeline started this frame, and how many it made.
+/// The collision pipeline's frame as seen from outside its stages: the allocations it made and its
+/// span, from a system ordered before its first stage to one ordered after its last, which includes
+/// the executor's work between the stages as well as the stages' own.
 #[derive(Resource, Default)]
-struct PipelineAllocations {
-    at_start: u64,
-    made: u64,
+struct PipelineSpan {
+    allocations_at_start: u64,
+    allocations: u64,
+    started: Option<Instant>,
+    span: Duration,
 }
 
-fn count_before_pipeline(mut counts: ResMut<PipelineAllocations>) {
-    counts.at_start = ALLOCATIONS.load(Ordering::Relaxed);
+fn before_pipeline(mut span: ResMut<PipelineSpan>) {
+    span.allocations_at_start = ALLOCATIONS.load(Ordering::Relaxed);
+    span.started = Some(Instant::now());
 }
 
-fn count_after_pipeline(mut counts: ResMut<PipelineAllocations>) {
-    counts.made = ALLOCATIONS.load(Ordering::Relaxed) - counts.at_start;
+fn after_pipeline(mut span: ResMut<PipelineSpan>) {
+    span.span = span
+        .started
+        .map_or(Duration::ZERO, |started| started.elapsed());
+    span.allocations = ALLOCATIONS.load(Ordering::Relaxed) - span.allocations_at_start;
 }
 
 const WARMUP_FRAMES: usize = 10;
@@ -221,6 +229,7 @@ struct Report {
     update: Vec<Duration>,
     allocations: Vec<u64>,
     pipeline_allocations: Vec<u64>,
+    span: Vec<Duration>,
     started: usize,
     ended: usize,
     touching: usize,
@@ -241,14 +250,14 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         rng: SeededRng::new(0x5eed_0000 + n as u64),
         movers: Vec::new(),
     })
-    .init_resource::<PipelineAllocations>()
+    .init_resource::<PipelineSpan>()
     .add_systems(Startup, setup)
     .add_systems(Update, step)
     .add_systems(
         PostUpdate,
         (
-            count_before_pipeline.before(CollisionSystems::Prepare),
-            count_after_pipeline.after(CollisionSystems::Events),
+            before_pipeline.before(CollisionSystems::Prepare),
+            after_pipeline.after(CollisionSystems::Events),
         ),
     );
     app.finish();
@@ -264,6 +273,7 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         update: Vec::new(),
         allocations: Vec::new(),
         pipeline_allocations: Vec::new(),
+        span: Vec::new(),
         started: 0,
         ended: 0,
         touching: 0,
@@ -292,9 +302,9 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         report
             .allocations
             .push(ALLOCATIONS.load(Ordering::Relaxed) - allocations);
-        report
-            .pipeline_allocations
-            .push(app.world().resource::<PipelineAllocations>().made);
+        let span = app.world().resource::<PipelineSpan>();
+        report.pipeline_allocations.push(span.allocations);
+        report.span.push(span.span);
         report.started += d.started;
         report.ended += d.ended;
         report.touching = d.touching_pairs;
@@ -310,6 +320,12 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
         let (median, p99) = median_p99(samples);
         println!("  {stage:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms");
     }
+    let mean = mean_ms(&report.span);
+    let (median, p99) = median_p99(&mut report.span);
+    println!(
+        "  {:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms   (before prepare to after events)",
+        "span"
+    );
     let mean = mean_ms(&report.update);
     let (median, p99) = median_p99(&mut report.update);
     println!(

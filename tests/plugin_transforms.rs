@@ -220,6 +220,45 @@ fn invalid_transforms_are_skipped_and_the_rest_keeps_colliding() {
     );
 }
 
+/// Whether the collider checked by [`record_invalid_marker`] was marked invalid when it looked.
+#[derive(Resource, Default)]
+struct MarkedInvalid(Option<bool>);
+
+fn record_invalid_marker(
+    colliders: Query<Has<InvalidCollider>, With<Collider>>,
+    mut marked: ResMut<MarkedInvalid>,
+) {
+    marked.0 = colliders.iter().next();
+}
+
+#[test]
+fn a_system_after_a_stage_sees_the_invalid_marker_of_the_same_update() {
+    // The stages run without sync points between them; Bevy still applies the prepare stage's
+    // commands before a system ordered after any of them.
+    let mut app = app();
+    app.init_resource::<MarkedInvalid>().add_systems(
+        PostUpdate,
+        record_invalid_marker.after(CollisionSystems::BroadPhase),
+    );
+    let collider = app
+        .world_mut()
+        .spawn((at(f32::NAN, 0.0), Collider::circle(1.0)))
+        .id();
+    app.update();
+    assert_eq!(app.world().resource::<MarkedInvalid>().0, Some(true));
+    app.world_mut()
+        .get_mut::<Transform>(collider)
+        .unwrap()
+        .translation
+        .x = 0.0;
+    app.update();
+    assert_eq!(
+        app.world().resource::<MarkedInvalid>().0,
+        Some(false),
+        "the marker is gone in the update the collider turned valid"
+    );
+}
+
 #[test]
 fn going_invalid_during_contact_ends_it() {
     let mut app = app();
