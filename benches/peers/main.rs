@@ -1,6 +1,8 @@
 //! The W1 workload (uniform moving colliders) on bevy_rect_collision, avian2d 0.7 and bevy_rapier2d
 //! 0.36 in one run, headless: per engine the median and p99 of a whole `app.update()`, the speed ratios,
-//! and whether the engines agree on how many collisions started.
+//! and whether the engines agree on how many collisions started. The apps are built side by side and
+//! take turns of ten timed frames, so that the machine's slower stretches fall on every engine alike;
+//! each turn starts with a frame that is not timed, since it finds the previous app's data in the caches.
 //!
 //! ```text
 //! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100
@@ -19,7 +21,7 @@
 //! mean the same shape to all three. The run fails if a peer's count of started collisions differs from
 //! ours by more than 3%.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use avian2d::prelude as avian;
 use bevy::prelude::*;
@@ -30,6 +32,8 @@ use bevy_rect_collision_benches::{
 };
 
 const WARMUP_FRAMES: usize = 10;
+/// Timed frames an engine's app runs in a row before the next app takes its turn (see [`run_all`]).
+const FRAMES_PER_TURN: usize = 10;
 const FRAME_TIME: f32 = 1.0 / 60.0;
 /// How far a peer's count of started collisions may stray from ours before the run fails: the engines
 /// must be measuring the same contacts. They differ slightly where shapes just touch.
@@ -198,29 +202,43 @@ struct Run {
     starts: usize,
 }
 
-fn run(
-    engine: Engine,
-    spawns: &[Spawn],
-    side: f32,
-    frames: usize,
-    compute_threads: Option<usize>,
-) -> Run {
-    let mut app = app(engine, spawns, side, compute_threads);
-    let mut samples = Vec::with_capacity(frames);
-    for frame in 0..WARMUP_FRAMES + frames {
-        let start = Instant::now();
-        app.update();
-        if frame >= WARMUP_FRAMES {
-            samples.push(start.elapsed());
+/// Runs every engine's app for `frames` timed frames after its warm-up. The apps take turns of
+/// [`FRAMES_PER_TURN`] timed frames after one untimed, so that the machine's slower stretches, which
+/// here last seconds, fall on all of them alike rather than on whichever ran then.
+fn run_all(spawns: &[Spawn], side: f32, frames: usize, compute_threads: Option<usize>) -> Vec<Run> {
+    let mut apps: Vec<(Engine, App, Vec<Duration>)> = Engine::ALL
+        .iter()
+        .map(|&engine| {
+            let mut app = app(engine, spawns, side, compute_threads);
+            for _ in 0..WARMUP_FRAMES {
+                app.update();
+            }
+            (engine, app, Vec::with_capacity(frames))
+        })
+        .collect();
+    for turn_start in (0..frames).step_by(FRAMES_PER_TURN) {
+        let turn_frames = FRAMES_PER_TURN.min(frames - turn_start);
+        for (_, app, samples) in &mut apps {
+            // The turn's first frame finds the caches holding the previous app's data: not timed.
+            app.update();
+            for _ in 0..turn_frames {
+                let start = Instant::now();
+                app.update();
+                samples.push(start.elapsed());
+            }
         }
     }
-    let (median, p99) = median_p99(&mut samples);
-    Run {
-        engine,
-        median,
-        p99,
-        starts: app.world().resource::<Starts>().0,
-    }
+    apps.into_iter()
+        .map(|(engine, app, mut samples)| {
+            let (median, p99) = median_p99(&mut samples);
+            Run {
+                engine,
+                median,
+                p99,
+                starts: app.world().resource::<Starts>().0,
+            }
+        })
+        .collect()
 }
 
 fn main() {
@@ -240,20 +258,16 @@ fn main() {
         "w1 uniform moving n={n} frames={frames} (+{WARMUP_FRAMES} warm-up), whole app.update() per \
          frame, compute threads: {threads}"
     );
-    let runs: Vec<Run> = Engine::ALL
-        .iter()
-        .map(|&engine| {
-            let run = run(engine, &spawns, side, frames, compute_threads);
-            println!(
-                "  {:<20} median {:9.3} ms   p99 {:9.3} ms   collisions started {}",
-                engine.name(),
-                run.median,
-                run.p99,
-                run.starts
-            );
-            run
-        })
-        .collect();
+    let runs = run_all(&spawns, side, frames, compute_threads);
+    for run in &runs {
+        println!(
+            "  {:<20} median {:9.3} ms   p99 {:9.3} ms   collisions started {}",
+            run.engine.name(),
+            run.median,
+            run.p99,
+            run.starts
+        );
+    }
     let baseline = runs[0].median;
     // What the engine adds to a frame over moving the colliders alone.
     let added = |run: &Run| (run.median - baseline).max(f64::EPSILON);
