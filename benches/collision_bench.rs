@@ -57,8 +57,9 @@ unsafe impl GlobalAlloc for CountingAllocator {
 static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// The collision pipeline's frame as seen from outside its stages: the allocations it made and its
-/// span, from a system ordered before its first stage to one ordered after its last, which includes
-/// the executor's work between the stages as well as the stages' own.
+/// span, from a system ordered after transform propagation and before the first stage to one ordered
+/// after the last stage, which includes the executor's work between the stages as well as the stages'
+/// own, and the sync point that runs the events stage's commands.
 #[derive(Resource, Default)]
 struct PipelineSpan {
     allocations_at_start: u64,
@@ -256,7 +257,9 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
     .add_systems(
         PostUpdate,
         (
-            before_pipeline.before(CollisionSystems::Prepare),
+            before_pipeline
+                .after(bevy::transform::TransformSystems::Propagate)
+                .before(CollisionSystems::Prepare),
             after_pipeline.after(CollisionSystems::Events),
         ),
     );
