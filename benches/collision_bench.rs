@@ -4,11 +4,14 @@
 //! ```text
 //! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --workload w1 --n 10000
 //! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --all
+//! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --all --rounds 5
 //! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --all --compute-threads 2
 //! ```
 //!
 //! `--compute-threads N` gives Bevy's compute task pool N threads; without it the pool has Bevy's
-//! default size, which is one thread on a machine of two cores.
+//! default size, which is one thread on a machine of two cores. `--rounds R` runs every workload R
+//! times, one run of each a round, and ends with a Markdown table of each workload's medians over its
+//! runs.
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
@@ -316,36 +319,96 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
     report
 }
 
-fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report) {
+/// One run of a workload in a line of the table that `--rounds` prints.
+struct Summary {
+    pipeline: f64,
+    pipeline_p99: f64,
+    span: f64,
+    update: f64,
+    pipeline_allocations: u64,
+    allocations: u64,
+    starts_per_frame: f64,
+}
+
+/// Prints a run's figures and returns the ones the table of `--rounds` gathers.
+fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report) -> Summary {
     println!("{} n={n} frames={frames}", workload.name());
+    let (mut pipeline, mut pipeline_p99) = (0.0, 0.0);
     for (stage, samples) in &mut report.stages {
         let mean = mean_ms(samples);
         let (median, p99) = median_p99(samples);
         println!("  {stage:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms");
+        (pipeline, pipeline_p99) = (median, p99);
     }
     let mean = mean_ms(&report.span);
-    let (median, p99) = median_p99(&mut report.span);
+    let (span, p99) = median_p99(&mut report.span);
     println!(
-        "  {:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms   (before prepare to after events)",
+        "  {:<9} median {span:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms   (before prepare to after events)",
         "span"
     );
     let mean = mean_ms(&report.update);
-    let (median, p99) = median_p99(&mut report.update);
+    let (update, p99) = median_p99(&mut report.update);
     println!(
-        "  {:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms   (app.update, all systems)",
+        "  {:<9} median {update:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms   (app.update, all systems)",
         "update"
     );
     report.allocations.sort_unstable();
     report.pipeline_allocations.sort_unstable();
+    let summary = Summary {
+        pipeline,
+        pipeline_p99,
+        span,
+        update,
+        pipeline_allocations: report.pipeline_allocations[report.pipeline_allocations.len() / 2],
+        allocations: report.allocations[report.allocations.len() / 2],
+        starts_per_frame: report.started as f64 / frames as f64,
+    };
     println!(
         "  allocations per frame: median {} in the pipeline, {} in the whole app.update   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}",
-        report.pipeline_allocations[report.pipeline_allocations.len() / 2],
-        report.allocations[report.allocations.len() / 2],
+        summary.pipeline_allocations,
+        summary.allocations,
         report.candidates,
         report.touching,
-        report.started as f64 / frames as f64,
+        summary.starts_per_frame,
         report.ended as f64 / frames as f64,
     );
+    summary
+}
+
+/// The median of `values` (the upper one of an even count).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Prints, as rows of a Markdown table, each workload's medians over its runs, with the lowest and
+/// highest of its runs' pipeline medians.
+fn print_rounds_table(plan: &[(Workload, usize)], runs: &[Vec<Summary>]) {
+    println!(
+        "\nmedians over {} rounds (the pipeline's lowest and highest run in brackets):",
+        runs[0].len()
+    );
+    println!(
+        "| workload | N | pipeline median | p99 | span | whole `app.update` | allocations: pipeline (update) | starts per frame |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for ((workload, n), runs) in plan.iter().zip(runs) {
+        let of = |field: fn(&Summary) -> f64| median(runs.iter().map(field).collect());
+        let pipelines: Vec<f64> = runs.iter().map(|run| run.pipeline).collect();
+        let lowest = pipelines.iter().copied().fold(f64::INFINITY, f64::min);
+        let highest = pipelines.iter().copied().fold(0.0, f64::max);
+        println!(
+            "| {} | {n} | {:.3} ms ({lowest:.3} to {highest:.3}) | {:.3} ms | {:.3} ms | {:.3} ms | {} ({}) | {:.1} |",
+            workload.name(),
+            median(pipelines),
+            of(|run| run.pipeline_p99),
+            of(|run| run.span),
+            of(|run| run.update),
+            of(|run| run.pipeline_allocations as f64),
+            of(|run| run.allocations as f64),
+            of(|run| run.starts_per_frame),
+        );
+    }
 }
 
 fn main() {
@@ -373,13 +436,25 @@ fn main() {
         let n = value("--n").and_then(|n| n.parse().ok()).unwrap_or(10_000);
         vec![(workload, n)]
     };
-    for (workload, n) in plan {
-        let frames = if n >= 1_000_000 {
-            frames.min(20)
-        } else {
-            frames
-        };
-        let report = run(workload, n, frames, compute_threads);
-        print_report(workload, n, frames, report);
+    let rounds: usize = value("--rounds")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let mut runs: Vec<Vec<Summary>> = plan.iter().map(|_| Vec::new()).collect();
+    // Round by round, every workload once a round: a slow stretch of the machine, which here lasts
+    // seconds, falls on one run of each rather than on every run of one.
+    for _ in 0..rounds {
+        for (&(workload, n), runs) in plan.iter().zip(&mut runs) {
+            let frames = if n >= 1_000_000 {
+                frames.min(20)
+            } else {
+                frames
+            };
+            let report = run(workload, n, frames, compute_threads);
+            runs.push(print_report(workload, n, frames, report));
+        }
+    }
+    if rounds > 1 {
+        print_rounds_table(&plan, &runs);
     }
 }
