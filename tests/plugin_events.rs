@@ -392,7 +392,8 @@ fn a_fixed_schedule_can_run_the_pipeline() {
 fn observers_added_after_unobserved_updates_see_the_next_starts_and_ends() {
     // Events are triggered only while some observer watches them (the test helpers' app observes
     // both, so this app is built without them): one added between updates must see the next ones,
-    // global or on an entity, and an observer of ends alone must not keep starts from one added later.
+    // global or on an entity, and an observer of ends alone must not keep starts from one added later;
+    // the same for the ends a despawn brings.
     #[derive(Resource, Default)]
     struct Seen {
         starts: Vec<Entity>,
@@ -448,5 +449,18 @@ fn observers_added_after_unobserved_updates_see_the_next_starts_and_ends() {
     assert_eq!(
         starts, both,
         "the global observer saw the start from both entities"
+    );
+    // A global observer of ends, added while they touch, sees both sides of the end that despawning
+    // `b` brings.
+    app.add_observer(|hit: On<CollisionEnded>, mut seen: ResMut<Seen>| {
+        seen.ends.push(hit.collider1);
+    });
+    app.world_mut().resource_mut::<Seen>().ends.clear();
+    app.world_mut().despawn(b);
+    let mut ends = app.world().resource::<Seen>().ends.clone();
+    ends.sort();
+    assert_eq!(
+        ends, both,
+        "the global observer saw the end from both entities"
     );
 }
