@@ -2,7 +2,9 @@
 //! several threads.
 //!
 //! On one thread it is the plain counting sort: the boxes' keys in input order, a count per cell, the
-//! counts turned into starts, then each box placed at its cell's next slot. On several threads, each
+//! counts turned into starts, then each box placed at its cell's next slot. From
+//! [`RUNS_THRESHOLD`] boxes on one thread, the boxes are first split by runs of cells, then counted and
+//! placed run by run, so that the counts and places in use fit in the cache. On several threads, each
 //! task first takes a slice of the input and lists its boxes by range of cells (ranges of about as many
 //! boxes each, judged from a sample of the keys); then each task takes one range, which fills a run of
 //! the output no other task writes, and counts and places that range's boxes, reading the lists in
@@ -12,9 +14,14 @@ use bevy::math::bounding::Aabb2d;
 use bevy::tasks::TaskPool;
 
 use crate::parallel::{push_range_starts, range_of};
+use crate::radix_sort::counting_sort_by_bucket;
 
 /// At most this many tasks: each slice keeps room for all its boxes in every range's list.
 const MAX_TASKS: usize = 4;
+/// From this many boxes the sort on one thread splits them by runs of cells first.
+const RUNS_THRESHOLD: usize = 32_768;
+/// Cells in a run of [`CellSort::sort_by_runs_of_cells`]: their counts take 32 KiB.
+const RUN_CELLS: usize = 8192;
 /// Up to this many keys are sampled to split the cells into ranges of about as many boxes each.
 const SAMPLES: usize = 256;
 
@@ -28,6 +35,11 @@ pub(super) struct CellSort {
     sample: Vec<u32>,
     /// Each box's key in input order, on one thread.
     input_keys: Vec<u32>,
+    /// `(key, index)` of each box, split by runs of cells, and where each run ends (many boxes on one
+    /// thread).
+    keyed: Vec<(u32, u32)>,
+    keyed_scratch: Vec<(u32, u32)>,
+    run_ends: Vec<u32>,
 }
 
 /// One slice of the input's boxes, as `(index, key)` in input order, listed by range of keys.
@@ -79,7 +91,75 @@ impl CellSort {
                 self.list_by_range(pool, aabbs, tasks, &key);
                 self.place(pool, aabbs, tasks, &bound, out);
             }
+            None if aabbs.len() >= RUNS_THRESHOLD => {
+                self.sort_by_runs_of_cells(aabbs, last_key, key, bound, out);
+            }
             None => self.sort_on_one_thread(aabbs, last_key, key, bound, out),
+        }
+    }
+
+    /// The counting sort in two steps, for many boxes on one thread: the boxes first split by runs of
+    /// [`RUN_CELLS`] consecutive cells (a counting sort by run, whose counts fit in a few cache lines),
+    /// then each run's boxes counted and placed by cell, within counts and places that fit in the
+    /// cache. The plain counting sort counts and places each box at a place anywhere in arrays that, at
+    /// a million boxes, outgrow the cache. Stable, as the plain sort: both steps keep the input order
+    /// of ties.
+    fn sort_by_runs_of_cells<B: Copy + Default>(
+        &mut self,
+        aabbs: &[Aabb2d],
+        last_key: u32,
+        key: impl Fn(&Aabb2d) -> u32,
+        bound: impl Fn(&Aabb2d) -> B,
+        out: SortedByCell<'_, B>,
+    ) {
+        let key_count = last_key as usize + 1;
+        let runs = key_count.div_ceil(RUN_CELLS);
+        self.keyed.clear();
+        self.keyed.extend(
+            aabbs
+                .iter()
+                .enumerate()
+                .map(|(index, aabb)| (key(aabb), index as u32)),
+        );
+        counting_sort_by_bucket(
+            &mut self.keyed,
+            &mut self.keyed_scratch,
+            &mut self.run_ends,
+            runs,
+            |&(key, _)| key as usize / RUN_CELLS,
+        );
+        // Every slot is written below: only slots beyond the buffers' last length need a value first.
+        out.order.resize(aabbs.len(), 0);
+        out.keys.resize(aabbs.len(), 0);
+        out.starts.clear();
+        out.starts.resize(key_count + 1, 0);
+        let (order, keys) = (&mut out.order[..], &mut out.keys[..]);
+        let mut run_start = 0;
+        for (run, &run_end) in self.run_ends[..runs].iter().enumerate() {
+            let (first_cell, end_cell) = (run * RUN_CELLS, ((run + 1) * RUN_CELLS).min(key_count));
+            let boxes = &self.keyed[run_start as usize..run_end as usize];
+            // As in the plain sort, `ends[c]` is the start of cell `first_cell + c + 1`: the cell's
+            // count, then its start, moved on to its end while placing.
+            let ends = &mut out.starts[first_cell + 1..end_cell + 1];
+            for &(key, _) in boxes {
+                ends[key as usize - first_cell] += 1;
+            }
+            let mut next = run_start;
+            for slot in ends.iter_mut() {
+                (*slot, next) = (next, next + *slot);
+            }
+            for &(key, index) in boxes {
+                let slot = &mut ends[key as usize - first_cell];
+                let place = *slot as usize;
+                *slot += 1;
+                order[place] = index;
+                keys[place] = key;
+            }
+            run_start = run_end;
+        }
+        out.bounds.resize(aabbs.len(), B::default());
+        for (bounds, &index) in out.bounds.iter_mut().zip(&*out.order) {
+            *bounds = bound(&aabbs[index as usize]);
         }
     }
 
@@ -375,6 +455,55 @@ mod tests {
                 assert_eq!(*starts.last().unwrap() as usize, aabbs.len(), "{split}");
             }
         }
+    }
+
+    #[test]
+    fn sorts_many_boxes_by_runs_of_cells_as_the_plain_sort_does() {
+        // Keys over several runs of cells, a last run cut short, crowded cells, empty stretches and
+        // the last key, in more boxes than the plain sort takes on one thread.
+        let last_key = 3 * RUN_CELLS as u32 + 100;
+        let mut random = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
+        let aabbs: Vec<Aabb2d> = (0..RUNS_THRESHOLD as u32 + 7_000)
+            .map(|tag| {
+                let bits = random();
+                let key = match bits % 10 {
+                    0 => last_key,
+                    1..=3 => RUN_CELLS as u32 - 1 + (bits >> 8) as u32 % 3,
+                    4 => 2 * RUN_CELLS as u32 + 500 + (bits >> 8) as u32 % 1000,
+                    _ => (bits >> 8) as u32 % last_key,
+                };
+                keyed_box(key, tag)
+            })
+            .collect();
+        let sorted_by = |runs: bool| {
+            let mut sort = CellSort::default();
+            let (mut order, mut keys, mut starts, mut bounds) =
+                (vec![7; 5], vec![7; 5], vec![7; 5], vec![7.0; 5]);
+            let out = SortedByCell {
+                order: &mut order,
+                keys: &mut keys,
+                starts: &mut starts,
+                bounds: &mut bounds,
+            };
+            let key = |aabb: &Aabb2d| aabb.min.x as u32;
+            let bound = |aabb: &Aabb2d| aabb.min.y;
+            if runs {
+                sort.sort_by_runs_of_cells(&aabbs, last_key, key, bound, out);
+            } else {
+                sort.sort_on_one_thread(&aabbs, last_key, key, bound, out);
+            }
+            (order, keys, starts, bounds)
+        };
+        let by_runs = sorted_by(true);
+        let mut expected: Vec<u32> = (0..aabbs.len() as u32).collect();
+        expected.sort_by_key(|&index| aabbs[index as usize].min.x as u32);
+        assert_eq!(by_runs.0, expected, "by key, ties in input order");
+        assert_eq!(
+            by_runs,
+            sorted_by(false),
+            "order, keys, starts and bounds alike"
+        );
+        assert_eq!(by_runs.2.len(), last_key as usize + 2);
     }
 
     #[test]
