@@ -340,7 +340,9 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
         let mean = mean_ms(samples);
         let (median, p99) = median_p99(samples);
         println!("  {stage:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms");
-        (pipeline, pipeline_p99) = (median, p99);
+        if *stage == "pipeline" {
+            (pipeline, pipeline_p99) = (median, p99);
+        }
     }
     let mean = mean_ms(&report.span);
     let (span, p99) = median_p99(&mut report.span);
