@@ -157,10 +157,7 @@ impl CellSort {
             }
             run_start = run_end;
         }
-        out.bounds.resize(aabbs.len(), B::default());
-        for (bounds, &index) in out.bounds.iter_mut().zip(&*out.order) {
-            *bounds = bound(&aabbs[index as usize]);
-        }
+        bounds_in_order(out.bounds, out.order, aabbs, bound);
     }
 
     /// The plain counting sort: each box's key worked out and counted in one pass, the counts turned
@@ -182,7 +179,6 @@ impl CellSort {
         self.input_keys.resize(aabbs.len(), 0);
         out.order.resize(aabbs.len(), 0);
         out.keys.resize(aabbs.len(), 0);
-        out.bounds.resize(aabbs.len(), B::default());
         out.starts.clear();
         out.starts.resize(key_count + 1, 0);
         // `ends[c]` is `starts[c + 1]`: each key's count, then its start, moved on to its end while
@@ -206,9 +202,7 @@ impl CellSort {
             order[place] = index as u32;
             keys[place] = key;
         }
-        for (bounds, &index) in out.bounds.iter_mut().zip(&*out.order) {
-            *bounds = bound(&aabbs[index as usize]);
-        }
+        bounds_in_order(out.bounds, out.order, aabbs, bound);
     }
 
     /// Splits the keys into `tasks` ranges of about as many boxes each, from a sample.
@@ -362,6 +356,19 @@ impl CellSort {
                 base += len as u32;
             }
         });
+    }
+}
+
+/// Writes `bounds[k]`, what `bound` makes of the k-th box in `order`, on one thread.
+fn bounds_in_order<B: Copy + Default>(
+    bounds: &mut Vec<B>,
+    order: &[u32],
+    aabbs: &[Aabb2d],
+    bound: impl Fn(&Aabb2d) -> B,
+) {
+    bounds.resize(order.len(), B::default());
+    for (bounds, &index) in bounds.iter_mut().zip(order) {
+        *bounds = bound(&aabbs[index as usize]);
     }
 }
 
