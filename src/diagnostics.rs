@@ -37,6 +37,10 @@ pub struct CollisionDiagnostics {
     /// Pairs the broad phase handed to the narrow phase: on updates where few colliders moved, only
     /// the pairs involving one of them.
     pub candidate_pairs: usize,
+    /// Whether the broad phase built its grid anew this update. It keeps the last build's grid while
+    /// nothing but the colliders' places changed and few colliders left the grown boxes the build put
+    /// them in; see the crate's README, "Performance".
+    pub grid_built: bool,
     /// Pairs touching after the update.
     pub touching_pairs: usize,
     /// `CollisionStarted` pairs of the update.

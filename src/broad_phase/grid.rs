@@ -222,6 +222,12 @@ impl UniformGrid {
         self.bounds[k].aabb()
     }
 
+    /// Whether the k-th box of the sorted order holds `aabb`.
+    #[inline]
+    pub(crate) fn sorted_contains(&self, k: usize, aabb: &Aabb2d) -> bool {
+        Bounds::of(aabb).0.cmpge(self.bounds[k].0).all()
+    }
+
     /// Calls `visit` with each index of `run` whose box overlaps `aabb`.
     #[inline]
     fn scan_run(&self, aabb: &Aabb2d, run: core::ops::Range<usize>, mut visit: impl FnMut(usize)) {

@@ -1,12 +1,20 @@
 //! The broad phase: which pairs of colliders are worth an exact test.
 //!
 //! A uniform grid over the bounding boxes (`grid.rs`); cost grows with the colliders and the pairs that
-//! share cells, not with N². The grid is built over every collider when many moved or anything else
-//! changed (a collider appeared, left, was disabled or enabled, changed layers, the settings changed).
-//! When only a few moved (at most one in [`MOVED_SHARE`] since the last build), the grid is kept and
-//! only pairs involving a collider that moved since that build are looked for (`moved.rs`): colliders
-//! that stay still cost nothing after the build. When nothing moved or changed, the broad and narrow
-//! phases keep their results.
+//! share cells, not with N². A build grows every box by a margin (a tenth of a typical collider's size,
+//! [`DRIFT_MARGIN_SHARE`]) and keeps the pairs of the grown boxes. The grid is built anew when anything
+//! but the colliders' places changed (a collider appeared, left, was disabled or enabled, changed
+//! layers, the settings changed), or when more than one collider in [`MOVED_SHARE`] has moved since
+//! the last build and left its grown box. Until then:
+//! - when only a few moved (at most one in [`MOVED_SHARE`] since the build), only pairs involving a
+//!   collider that moved since the build are looked for (`moved.rs`): colliders that stay still cost
+//!   nothing after the build;
+//! - when many moved but stayed within their grown boxes (every collider drifting a little, as in a
+//!   game where everything walks), the build's pairs whose boxes overlap now hold every pair of two such
+//!   colliders, and only those that left their boxes are looked for as moved ones. The sort by cell
+//!   and the search of the cells, two thirds of a build's instructions, are left out.
+//!
+//! When nothing moved or changed, the broad and narrow phases keep their results.
 
 mod cell_sort;
 mod gather;
@@ -62,8 +70,9 @@ pub struct BroadPhase {
     /// The enabled colliders whose world shape changed since the broad phase last ran, with their new
     /// shape (`None` when invalid): filled by
     /// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare), which sees every such change, so
-    /// the broad phase need not look for them. Only until they are too many to keep the grid (see
-    /// [`Self::rebuild_due`]): a full build needs no list of them.
+    /// the broad phase need not look for them. Only until they are too many to look for their pairs one
+    /// by one (see [`Self::rebuild_due`]): the broad phase then gathers every collider, which needs no
+    /// list of them.
     pub(crate) moved_entities: Vec<(Entity, Option<WorldShape>)>,
     moved: MovedSinceBuild,
     /// This update's moved colliders: their slots and new shapes.
@@ -76,6 +85,16 @@ pub struct BroadPhase {
     aabbs: Vec<Aabb2d>,
     order: Vec<u32>,
     spare_entries: Vec<ColliderEntry>,
+    /// The pairs of the last build: those of its grown boxes (see [`drift_margin`]).
+    build_pairs: Vec<(u32, u32)>,
+    /// The slots that left their grown box of the build this update.
+    escaped: Vec<u32>,
+    /// Each entry's bounding box as of this update, in the entries' order.
+    slot_aabbs: Vec<Aabb2d>,
+    /// The order of the grid of the colliders moved since the build.
+    moved_order: Vec<u32>,
+    /// The sizes [`drift_margin`] samples.
+    margin_sample: Vec<f32>,
     /// Each entry's layers, in the entries' order; empty unless `layered`.
     layers: Vec<CollisionLayers>,
     /// The layers as gathered, before reordering.
@@ -120,7 +139,8 @@ impl BroadPhase {
     }
 
     /// Whether, with `moved_now` colliders moved this update besides those moved since the last build,
-    /// too many have moved to keep the grid: the next update builds it anew.
+    /// too many have moved to look for their pairs one by one: the broad phase gathers every collider,
+    /// then keeps the grid if few left their grown boxes, or builds it anew.
     #[inline]
     pub(crate) fn rebuild_due(&self, moved_now: usize) -> bool {
         self.moved_room().is_none_or(|room| moved_now > room)
@@ -134,49 +154,143 @@ impl BroadPhase {
         moved_room(self.entries.len(), self.moved.slots().len())
     }
 
-    /// Builds the grid over every enabled, valid collider and finds all the pairs.
-    fn build(&mut self, colliders: &ActiveColliders) {
+    /// Gathers every enabled, valid collider, then keeps the grid of the last build when `may_drift` and
+    /// [`Self::update_drifted`] allows it, or builds the grid anew. Returns whether it built the grid.
+    fn update_all(&mut self, colliders: &ActiveColliders, may_drift: bool) -> bool {
+        Gathered {
+            invalid: self.invalid,
+            layered: self.layered,
+        } = gather_colliders(
+            colliders,
+            GatherTarget {
+                entries: &mut self.spare_entries,
+                aabbs: &mut self.aabbs,
+                layers: &mut self.spare_layers,
+            },
+        );
+        let drifted = may_drift && self.update_drifted();
+        if !drifted {
+            self.build();
+        }
+        !drifted
+    }
+
+    /// Builds the grid over the gathered colliders, each box grown by [`drift_margin`], keeps the pairs
+    /// of the grown boxes, and hands over those whose boxes overlap.
+    fn build(&mut self) {
         let Self {
             entries,
             aabbs,
             candidates,
+            build_pairs,
             grid,
             order,
             spare_entries,
             layers,
             spare_layers,
             moved,
-            invalid,
             layered,
+            slot_aabbs,
+            margin_sample,
             ..
         } = self;
-        Gathered {
-            invalid: *invalid,
-            layered: *layered,
-        } = gather_colliders(
-            colliders,
-            GatherTarget {
-                entries,
-                aabbs,
-                layers: spare_layers,
-            },
-        );
+        let margin = drift_margin(aabbs, margin_sample);
+        for aabb in aabbs.iter_mut() {
+            aabb.min -= margin;
+            aabb.max += margin;
+        }
         // Colliders near each other in the world go near each other in memory.
         grid.fit(aabbs);
         grid.sort(aabbs, order);
-        let pool = pool_for(entries.len(), REORDER_PARALLEL_THRESHOLD);
-        gather_in_order(pool, entries, order, spare_entries);
-        core::mem::swap(entries, spare_entries);
+        let pool = pool_for(spare_entries.len(), REORDER_PARALLEL_THRESHOLD);
+        gather_in_order(pool, spare_entries, order, entries);
         if *layered {
             gather_in_order(pool, spare_layers, order, layers);
         } else {
             layers.clear();
         }
-        grid.find_pairs(candidates);
+        grid.find_pairs(build_pairs);
         if *layered {
-            candidates.retain(|&(i, j)| layers[i as usize].interacts_with(&layers[j as usize]));
+            build_pairs.retain(|&(i, j)| layers[i as usize].interacts_with(&layers[j as usize]));
         }
+        slot_aabbs.clear();
+        slot_aabbs.extend(entries.iter().map(|entry| padded(entry.shape.aabb())));
+        candidates.clear();
+        push_overlapping(build_pairs, slot_aabbs, |_| true, candidates);
         moved.reset();
+    }
+
+    /// Takes the gathered colliders into the entries when they are the entries of the last build, in
+    /// the same order and with the same layers, and few have left their grown boxes of the build: at
+    /// most one in [`MOVED_SHARE`] with those moved since the build, which these join. Finds the pairs:
+    /// the build's pairs of two colliders still in their boxes, where the boxes overlap now, and the
+    /// pairs of the moved ones. Returns `false` when a build is due instead.
+    ///
+    /// The colliders are compared in the build's order, which reads the gathered ones where the build's
+    /// reorder reads them and their grown boxes in sequence; the comparison stops at the first
+    /// difference.
+    fn update_drifted(&mut self) -> bool {
+        let count = self.entries.len();
+        if count == 0 || self.spare_entries.len() != count {
+            return false;
+        }
+        self.moved.index(&self.entries);
+        let Some(room) = moved_room(count, self.moved.slots().len()) else {
+            return false;
+        };
+        // The gather overwrote `layered`; the build's is whether it kept the layers.
+        let built_layered = !self.layers.is_empty();
+        if self.layered != built_layered {
+            return false;
+        }
+        if self.layered
+            && (self.layers.iter().zip(&self.order))
+                .any(|(layers, &gathered)| self.spare_layers[gathered as usize] != *layers)
+        {
+            return false;
+        }
+        self.escaped.clear();
+        self.slot_aabbs.resize(
+            count,
+            Aabb2d {
+                min: Vec2::ZERO,
+                max: Vec2::ZERO,
+            },
+        );
+        for (slot, ((entry, slot_aabb), &gathered)) in self
+            .entries
+            .iter_mut()
+            .zip(self.slot_aabbs.iter_mut())
+            .zip(&self.order)
+            .enumerate()
+        {
+            let new = &self.spare_entries[gathered as usize];
+            if new.entity != entry.entity {
+                return false;
+            }
+            entry.shape = new.shape;
+            let aabb = self.aabbs[gathered as usize];
+            *slot_aabb = aabb;
+            if !self.grid.sorted_contains(slot, &aabb) && !self.moved.is_moved(slot) {
+                self.escaped.push(slot as u32);
+                if self.escaped.len() > room {
+                    return false;
+                }
+            }
+        }
+        for &slot in &self.escaped {
+            self.moved
+                .mark(slot as usize, self.entries[slot as usize].entity);
+        }
+        self.find_moved_pairs();
+        let moved = &self.moved;
+        push_overlapping(
+            &self.build_pairs,
+            &self.slot_aabbs,
+            |slot| !moved.is_moved(slot as usize),
+            &mut self.candidates,
+        );
+        true
     }
 
     /// Takes this update's moved colliders into the entries and finds the pairs that involve a collider
@@ -213,7 +327,7 @@ impl BroadPhase {
             grid,
             moved_grid,
             aabbs,
-            order,
+            moved_order: order,
             layers,
             layered,
             ..
@@ -256,6 +370,44 @@ impl BroadPhase {
         }
     }
 }
+
+/// Pushes to `out` the pairs of `pairs` whose boxes (`boxes` by slot) overlap, both of whose slots are
+/// `kept`.
+fn push_overlapping(
+    pairs: &[(u32, u32)],
+    boxes: &[Aabb2d],
+    kept: impl Fn(u32) -> bool,
+    out: &mut Vec<(u32, u32)>,
+) {
+    out.extend(pairs.iter().filter(|&&(i, j)| {
+        let (a, b) = (&boxes[i as usize], &boxes[j as usize]);
+        a.min.cmple(b.max).all() && b.min.cmple(a.max).all() && kept(i) && kept(j)
+    }));
+}
+
+/// How far each box of a build is grown, so that the grid holds while colliders drift within it: a
+/// share ([`DRIFT_MARGIN_SHARE`]) of the median size of a sample of `aabbs`; `sample` is a buffer kept
+/// between calls.
+fn drift_margin(aabbs: &[Aabb2d], sample: &mut Vec<f32>) -> f32 {
+    let stride = (aabbs.len() / MARGIN_SAMPLES).max(1);
+    sample.clear();
+    sample.extend(
+        (aabbs.iter().step_by(stride))
+            .map(|aabb| (aabb.max - aabb.min).max_element())
+            .filter(|size| size.is_finite()),
+    );
+    if sample.is_empty() {
+        return 0.0;
+    }
+    let middle = sample.len() / 2;
+    *sample.select_nth_unstable_by(middle, f32::total_cmp).1 * DRIFT_MARGIN_SHARE
+}
+
+/// How many boxes [`drift_margin`] samples.
+const MARGIN_SAMPLES: usize = 64;
+
+/// The share of a typical collider's size by which a build grows every box (see [`drift_margin`]).
+const DRIFT_MARGIN_SHARE: f32 = 0.1;
 
 /// How many colliders of `entries` may move, besides `moved_since_build`, with at most one in
 /// [`MOVED_SHARE`] moved in all: `None` when more than that have moved already.
@@ -304,16 +456,18 @@ pub(crate) struct ColliderChanges<'w, 's> {
 }
 
 impl ColliderChanges<'_, '_> {
-    /// Whether a full build is due: `building_anyway`, or something changed. Looking for changed layers
-    /// reads every collider's change ticks, so it is skipped when the build is due anyway.
-    fn build_due(&mut self, building_anyway: bool) -> bool {
+    /// Whether a collider was enabled, the settings changed or a collider was removed since the last
+    /// update: what a build is due for whatever the colliders' tables hold.
+    fn settings_or_membership_changed(&mut self) -> bool {
         // Every reader is drained so that old removals do not count next time.
         let enabled = self.enabled.read().count() > 0;
-        building_anyway
-            || enabled
-            || self.settings.is_changed()
-            || !self.contacts.removed.is_empty()
-            || !self.changed.is_empty()
+        enabled || self.settings.is_changed() || !self.contacts.removed.is_empty()
+    }
+
+    /// Whether a collider's layers changed or a collider was disabled since the last update. Reads every
+    /// collider's change ticks.
+    fn layers_or_disabling_changed(&self) -> bool {
+        !self.changed.is_empty()
     }
 }
 
@@ -330,13 +484,16 @@ pub(crate) fn find_candidate_pairs(
     let broad_phase = &mut *broad_phase;
     // Too many moved colliders make the build due as well.
     let too_many_moved = broad_phase.rebuild_due(broad_phase.moved_entities.len());
-    let rebuild = changes.build_due(!*updated_once || too_many_moved);
+    let build_due = !*updated_once || changes.settings_or_membership_changed();
+    // Changed layers and disabled colliders are looked for in the change ticks only where the grid may
+    // be kept as it is; when many colliders moved, the gather finds them.
+    let rebuild = build_due || too_many_moved || changes.layers_or_disabling_changed();
     *updated_once = true;
     broad_phase.unchanged = !rebuild && broad_phase.moved_entities.is_empty();
     broad_phase.incremental = !rebuild && !broad_phase.unchanged && broad_phase.update_moved();
-    if !broad_phase.unchanged && !broad_phase.incremental {
-        broad_phase.build(&colliders);
-    }
+    diagnostics.grid_built = !broad_phase.unchanged
+        && !broad_phase.incremental
+        && broad_phase.update_all(&colliders, !build_due);
     broad_phase.moved_entities.clear();
     diagnostics.colliders = broad_phase.entries.len();
     diagnostics.invalid_colliders = broad_phase.invalid;
@@ -367,6 +524,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn drift_margin_is_a_share_of_the_median_finite_size() {
+        let square = |size: f32| Aabb2d {
+            min: Vec2::ZERO,
+            max: Vec2::new(size, size * 0.5),
+        };
+        let mut sample = Vec::new();
+        // Sizes 1 to 5 and two non-finite boxes, which are left out: the median is 3.
+        let aabbs: Vec<Aabb2d> = [5.0, f32::NAN, 1.0, 4.0, f32::INFINITY, 2.0, 3.0]
+            .map(square)
+            .to_vec();
+        assert_eq!(drift_margin(&aabbs, &mut sample), 3.0 * DRIFT_MARGIN_SHARE);
+        // Of many boxes, a sample: sizes 0 to 999 give a median near 500.
+        let many: Vec<Aabb2d> = (0..1000).map(|size| square(size as f32)).collect();
+        let margin = drift_margin(&many, &mut sample) / DRIFT_MARGIN_SHARE;
+        assert!((450.0..550.0).contains(&margin), "median size {margin}");
+        assert_eq!(drift_margin(&[], &mut sample), 0.0, "no boxes, no margin");
+        assert_eq!(drift_margin(&[square(f32::NAN)], &mut sample), 0.0);
     }
 
     fn circle_box(x: f32, y: f32, radius: f32) -> Aabb2d {
