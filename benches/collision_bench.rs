@@ -240,6 +240,8 @@ struct Report {
     ended: usize,
     touching: usize,
     candidates: usize,
+    /// Frames on which the broad phase built its grid anew.
+    grid_builds: usize,
 }
 
 fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usize>) -> Report {
@@ -286,6 +288,7 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         ended: 0,
         touching: 0,
         candidates: 0,
+        grid_builds: 0,
     };
     for frame in 0..WARMUP_FRAMES + frames {
         let allocations = ALLOCATIONS.load(Ordering::Relaxed);
@@ -317,6 +320,7 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         report.ended += d.ended;
         report.touching = d.touching_pairs;
         report.candidates = d.candidate_pairs;
+        report.grid_builds += usize::from(d.grid_built);
     }
     report
 }
@@ -368,13 +372,15 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
         starts_per_frame: report.started as f64 / frames as f64,
     };
     println!(
-        "  allocations per frame: median {} in the pipeline, {} in the whole app.update   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}",
+        "  allocations per frame: median {} in the pipeline, {} in the whole app.update   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}   grid built on {} of {} frames",
         summary.pipeline_allocations,
         summary.allocations,
         report.candidates,
         report.touching,
         summary.starts_per_frame,
         report.ended as f64 / frames as f64,
+        report.grid_builds,
+        frames,
     );
     summary
 }

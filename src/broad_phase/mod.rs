@@ -95,6 +95,12 @@ pub struct BroadPhase {
     moved_order: Vec<u32>,
     /// The sizes [`drift_margin`] samples.
     margin_sample: Vec<f32>,
+    /// Whether the last build grew its boxes (see [`Self::build`]).
+    grown: bool,
+    /// How many updates kept the grid since the last build.
+    kept_since_build: usize,
+    /// How many builds to come leave their boxes as they are.
+    plain_builds_left: usize,
     /// Each entry's layers, in the entries' order; empty unless `layered`.
     layers: Vec<CollisionLayers>,
     /// The layers as gathered, before reordering.
@@ -168,7 +174,7 @@ impl BroadPhase {
                 layers: &mut self.spare_layers,
             },
         );
-        let drifted = may_drift && self.update_drifted();
+        let drifted = may_drift && self.grown && self.update_drifted();
         if !drifted {
             self.build();
         }
@@ -176,8 +182,16 @@ impl BroadPhase {
     }
 
     /// Builds the grid over the gathered colliders, each box grown by [`drift_margin`], keeps the pairs
-    /// of the grown boxes, and hands over those whose boxes overlap.
+    /// of the grown boxes, and hands over those whose boxes overlap. When the last grown build was not
+    /// kept for a single update (everything teleports, or colliders come and go every update), the
+    /// next [`PLAIN_BUILDS`] builds leave the boxes as they are, and keep nothing.
     fn build(&mut self) {
+        if self.grown && self.kept_since_build == 0 {
+            self.plain_builds_left = PLAIN_BUILDS;
+        }
+        self.grown = self.plain_builds_left == 0;
+        self.plain_builds_left = self.plain_builds_left.saturating_sub(1);
+        self.kept_since_build = 0;
         let Self {
             entries,
             aabbs,
@@ -192,12 +206,15 @@ impl BroadPhase {
             layered,
             slot_aabbs,
             margin_sample,
+            grown,
             ..
         } = self;
-        let margin = drift_margin(aabbs, margin_sample);
-        for aabb in aabbs.iter_mut() {
-            aabb.min -= margin;
-            aabb.max += margin;
+        if *grown {
+            let margin = drift_margin(aabbs, margin_sample);
+            for aabb in aabbs.iter_mut() {
+                aabb.min -= margin;
+                aabb.max += margin;
+            }
         }
         // Colliders near each other in the world go near each other in memory.
         grid.fit(aabbs);
@@ -209,14 +226,21 @@ impl BroadPhase {
         } else {
             layers.clear();
         }
-        grid.find_pairs(build_pairs);
+        let pairs = if *grown {
+            &mut *build_pairs
+        } else {
+            &mut *candidates
+        };
+        grid.find_pairs(pairs);
         if *layered {
-            build_pairs.retain(|&(i, j)| layers[i as usize].interacts_with(&layers[j as usize]));
+            pairs.retain(|&(i, j)| layers[i as usize].interacts_with(&layers[j as usize]));
         }
-        slot_aabbs.clear();
-        slot_aabbs.extend(entries.iter().map(|entry| padded(entry.shape.aabb())));
-        candidates.clear();
-        push_overlapping(build_pairs, slot_aabbs, |_| true, candidates);
+        if *grown {
+            slot_aabbs.clear();
+            slot_aabbs.extend(entries.iter().map(|entry| padded(entry.shape.aabb())));
+            candidates.clear();
+            push_overlapping(build_pairs, slot_aabbs, |_| true, candidates);
+        }
         moved.reset();
     }
 
@@ -409,6 +433,11 @@ const MARGIN_SAMPLES: usize = 64;
 /// The share of a typical collider's size by which a build grows every box (see [`drift_margin`]).
 const DRIFT_MARGIN_SHARE: f32 = 0.1;
 
+/// How many builds leave their boxes as they are after a build that grew them was not kept for a single
+/// update: on workload W5 (every collider teleported every update) a grown build with the attempt to
+/// keep it cost the broad phase a third more than a plain build.
+const PLAIN_BUILDS: usize = 16;
+
 /// How many colliders of `entries` may move, besides `moved_since_build`, with at most one in
 /// [`MOVED_SHARE`] moved in all: `None` when more than that have moved already.
 #[inline]
@@ -494,6 +523,9 @@ pub(crate) fn find_candidate_pairs(
     diagnostics.grid_built = !broad_phase.unchanged
         && !broad_phase.incremental
         && broad_phase.update_all(&colliders, !build_due);
+    if !diagnostics.grid_built {
+        broad_phase.kept_since_build += 1;
+    }
     broad_phase.moved_entities.clear();
     diagnostics.colliders = broad_phase.entries.len();
     diagnostics.invalid_colliders = broad_phase.invalid;
@@ -544,6 +576,54 @@ mod tests {
         assert!((450.0..550.0).contains(&margin), "median size {margin}");
         assert_eq!(drift_margin(&[], &mut sample), 0.0, "no boxes, no margin");
         assert_eq!(drift_margin(&[square(f32::NAN)], &mut sample), 0.0);
+    }
+
+    #[test]
+    fn builds_leave_boxes_as_they_are_after_a_grown_build_that_was_never_kept() {
+        let mut app = App::new();
+        app.add_plugins((
+            MinimalPlugins,
+            TransformPlugin,
+            crate::RectCollisionPlugin::default(),
+        ));
+        let colliders: Vec<Entity> = (0..200)
+            .map(|k| {
+                let transform = Transform::from_xyz(k as f32 * 3.0, 0.0, 0.0);
+                app.world_mut()
+                    .spawn((transform, Collider::rect(2.0, 2.0)))
+                    .id()
+            })
+            .collect();
+        let mut update = |app: &mut App, place: &dyn Fn(usize) -> Vec2| {
+            for (k, &collider) in colliders.iter().enumerate() {
+                let mut transform = app.world_mut().get_mut::<Transform>(collider).unwrap();
+                transform.translation = place(k).extend(0.0);
+            }
+            app.update();
+            let grid_built = app.world().resource::<CollisionDiagnostics>().grid_built;
+            (grid_built, app.world().resource::<BroadPhase>().grown)
+        };
+        let (built, grown) = update(&mut app, &|k| Vec2::new(k as f32 * 3.0, 0.0));
+        assert!(built && grown, "the first build grows its boxes");
+        // Every collider jumps every update: no grown build is kept. Builds 1 to 16 are plain, the
+        // 17th grown, which is not kept either, and so on.
+        let mut grown_builds = Vec::new();
+        for frame in 1..=40 {
+            let jump = |k: usize| Vec2::new(((k * 7 + frame * 13) % 200) as f32 * 3.0, 0.0);
+            let (built, grown) = update(&mut app, &jump);
+            assert!(built, "frame {frame}: everything jumped");
+            if grown {
+                grown_builds.push(frame);
+            }
+        }
+        assert_eq!(grown_builds, [17, 34]);
+        // Drifting from there: once the plain builds are done, grown builds are kept again.
+        let mut kept = 0;
+        for frame in 0..40 {
+            let drift = |k: usize| Vec2::new(k as f32 * 3.0 + frame as f32 * 0.01, 0.0);
+            kept += usize::from(!update(&mut app, &drift).0);
+        }
+        assert!(kept > 20, "the grid was kept {kept} times in 40 updates");
     }
 
     fn circle_box(x: f32, y: f32, radius: f32) -> Aabb2d {
