@@ -594,7 +594,7 @@ mod tests {
                     .id()
             })
             .collect();
-        let mut update = |app: &mut App, place: &dyn Fn(usize) -> Vec2| {
+        let update = |app: &mut App, place: &dyn Fn(usize) -> Vec2| {
             for (k, &collider) in colliders.iter().enumerate() {
                 let mut transform = app.world_mut().get_mut::<Transform>(collider).unwrap();
                 transform.translation = place(k).extend(0.0);
