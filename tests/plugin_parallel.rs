@@ -1,7 +1,8 @@
 //! The pipeline over a compute task pool of four threads, so that the prepare stage, the grid's sort
 //! and pair search, the reorder and the exact tests all take their parallel paths: every frame must
 //! still match brute force (or, at 40,000 colliders, an independent sweep), and a collider turning
-//! invalid and back must be marked from inside the parallel loop.
+//! invalid and back must be marked from inside the parallel loop. A large world drifting within the
+//! broad phase's grown boxes takes its colliders into the kept grid on all four threads.
 
 mod common;
 
@@ -154,6 +155,68 @@ fn parallel_build_of_a_large_world_matches_a_sweep_every_frame() {
             "frame {frame}: the event stream against the sweep"
         );
     }
+    assert_eq!(ComputeTaskPool::get().thread_num(), 4);
+}
+
+/// Moves every collider by a thirtieth of its velocity, without turning: a drift within the grown boxes
+/// of the broad phase's build.
+fn drift_all(mut movers: Query<(&mut Transform, &Velocity)>) {
+    for (mut transform, velocity) in &mut movers {
+        transform.translation += (velocity.0 / 30.0).extend(0.0);
+    }
+}
+
+/// Inserted into a collider's entity, it moves the entity to another of Bevy's tables.
+#[derive(Component)]
+struct Tagged;
+
+#[test]
+fn parallel_drift_of_a_large_world_keeps_the_grid_and_matches_a_sweep_every_frame() {
+    let mut app = app_with_compute_threads(4);
+    app.add_systems(Update, drift_all);
+    // Above the threshold for splitting the taking of drifted colliders (32,768).
+    let count = 40_000;
+    let side = 2.5 * (count as f32).sqrt();
+    let colliders = spawn_movers(&mut app, Rng(0xd21f_7ed5), count, side, 1.0..3.0);
+    app.update();
+    let mut kept = 0;
+    for frame in 1..8 {
+        if frame == 3 {
+            // Out of its grown box, onto another collider: counted as moved since the build, its
+            // pairs looked for as a moved collider's.
+            let onto = app
+                .world()
+                .get::<Transform>(colliders[2])
+                .unwrap()
+                .translation;
+            app.world_mut()
+                .get_mut::<Transform>(colliders[0])
+                .unwrap()
+                .translation = onto;
+        }
+        if frame == 5 {
+            app.world_mut().entity_mut(colliders[1]).insert(Tagged);
+        }
+        app.update();
+        let grid_built = app.world().resource::<CollisionDiagnostics>().grid_built;
+        assert!(
+            grid_built || frame != 5,
+            "frame {frame}: a collider in another table builds the grid anew"
+        );
+        kept += usize::from(!grid_built);
+        let expected = swept_pairs(&mut app);
+        assert_eq!(
+            colliding_pairs(&mut app),
+            expected,
+            "frame {frame}: CollidingEntities against the sweep"
+        );
+        assert_eq!(
+            replayed_pairs(&app),
+            expected,
+            "frame {frame}: the event stream against the sweep"
+        );
+    }
+    assert!(kept >= 5, "the grid was kept {kept} times in 7 updates");
     assert_eq!(ComputeTaskPool::get().thread_num(), 4);
 }
 

@@ -17,6 +17,7 @@
 //! When nothing moved or changed, the broad and narrow phases keep their results.
 
 mod cell_sort;
+mod drift;
 mod gather;
 mod grid;
 mod moved;
@@ -32,6 +33,7 @@ use crate::layers::CollisionLayers;
 use crate::narrow_phase::Contacts;
 use crate::parallel::{gather_in_order, pool_for};
 use crate::plugin::CollisionSettings;
+use drift::{DriftSource, DriftTarget, take_drifted};
 use gather::{GatherTarget, Gathered, gather_colliders};
 use grid::UniformGrid;
 use moved::MovedSinceBuild;
@@ -87,8 +89,10 @@ pub struct BroadPhase {
     spare_entries: Vec<ColliderEntry>,
     /// The pairs of the last build: those of its grown boxes (see [`drift_margin`]).
     build_pairs: Vec<(u32, u32)>,
-    /// The slots that left their grown box of the build this update.
+    /// The slots that left their grown box of the build this update, and the same for each task of a
+    /// split update.
     escaped: Vec<u32>,
+    task_escaped: Vec<Vec<u32>>,
     /// Each entry's bounding box as of this update, in the entries' order.
     slot_aabbs: Vec<Aabb2d>,
     /// The order of the grid of the colliders moved since the build.
@@ -250,9 +254,8 @@ impl BroadPhase {
     /// the build's pairs of two colliders still in their boxes, where the boxes overlap now, and the
     /// pairs of the moved ones. Returns `false` when a build is due instead.
     ///
-    /// The colliders are compared in the build's order, which reads the gathered ones where the build's
-    /// reorder reads them and their grown boxes in sequence; the comparison stops at the first
-    /// difference.
+    /// The colliders are taken in the build's order (`drift.rs`), which reads the gathered ones where the
+    /// build's reorder reads them and their grown boxes in sequence.
     fn update_drifted(&mut self) -> bool {
         let count = self.entries.len();
         if count == 0 || self.spare_entries.len() != count {
@@ -273,7 +276,6 @@ impl BroadPhase {
         {
             return false;
         }
-        self.escaped.clear();
         self.slot_aabbs.resize(
             count,
             Aabb2d {
@@ -281,26 +283,25 @@ impl BroadPhase {
                 max: Vec2::ZERO,
             },
         );
-        for (slot, ((entry, slot_aabb), &gathered)) in self
-            .entries
-            .iter_mut()
-            .zip(self.slot_aabbs.iter_mut())
-            .zip(&self.order)
-            .enumerate()
-        {
-            let new = &self.spare_entries[gathered as usize];
-            if new.entity != entry.entity {
-                return false;
-            }
-            entry.shape = new.shape;
-            let aabb = self.aabbs[gathered as usize];
-            *slot_aabb = aabb;
-            if !self.grid.sorted_contains(slot, &aabb) && !self.moved.is_moved(slot) {
-                self.escaped.push(slot as u32);
-                if self.escaped.len() > room {
-                    return false;
-                }
-            }
+        let taken = take_drifted(
+            pool_for(count, drift::PARALLEL_THRESHOLD),
+            DriftSource {
+                gathered: &self.spare_entries,
+                aabbs: &self.aabbs,
+                grid: &self.grid,
+                moved: &self.moved,
+                room,
+            },
+            DriftTarget {
+                entries: &mut self.entries,
+                slot_aabbs: &mut self.slot_aabbs,
+                order: &self.order,
+            },
+            &mut self.escaped,
+            &mut self.task_escaped,
+        );
+        if !taken {
+            return false;
         }
         for &slot in &self.escaped {
             self.moved

@@ -1,0 +1,130 @@
+//! Taking this update's colliders, as gathered, into the entries of the last build, for an update that
+//! keeps the build's grid because the colliders only drifted within their grown boxes.
+//!
+//! Slot by slot in the build's order: the gathered collider the build put there must be the same
+//! entity, its new shape replaces the entry's, and its box must lie within its grown box of the build
+//! or it counts as escaped. Above [`PARALLEL_THRESHOLD`] colliders the slots are split over the compute
+//! task pool when it has several threads, a run of slots a task, as the build's reorder is.
+
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use bevy::math::bounding::Aabb2d;
+use bevy::tasks::TaskPool;
+
+use super::ColliderEntry;
+use super::grid::UniformGrid;
+use super::moved::MovedSinceBuild;
+
+/// Below this many colliders the slots are taken on one thread.
+pub(super) const PARALLEL_THRESHOLD: usize = 32_768;
+
+/// What the slots are taken from and checked against.
+#[derive(Clone, Copy)]
+pub(super) struct DriftSource<'a> {
+    /// The colliders as gathered this update, in the order of Bevy's tables.
+    pub gathered: &'a [ColliderEntry],
+    /// Their padded boxes, in the same order.
+    pub aabbs: &'a [Aabb2d],
+    /// The build's grid, whose boxes are the grown ones, in the slots' order.
+    pub grid: &'a UniformGrid,
+    /// The slots moved since the build: they need no check.
+    pub moved: &'a MovedSinceBuild,
+    /// How many slots may escape in all.
+    pub room: usize,
+}
+
+/// The entries and boxes to write, slot by slot, and the build's order (`order[slot]` is the gathered
+/// index the build put in that slot).
+pub(super) struct DriftTarget<'a> {
+    pub entries: &'a mut [ColliderEntry],
+    pub slot_aabbs: &'a mut [Aabb2d],
+    pub order: &'a [u32],
+}
+
+/// Takes every slot, on `pool` when given: writes each entry's new shape and box, and sets `escaped`
+/// to the slots whose boxes left their grown boxes (in order). Returns `false`, with the entries partly
+/// written, when a gathered collider is not the entity of its slot or more than `room` escaped.
+/// `task_escaped` holds the tasks' lists between updates.
+pub(super) fn take_drifted(
+    pool: Option<&TaskPool>,
+    source: DriftSource,
+    target: DriftTarget,
+    escaped: &mut Vec<u32>,
+    task_escaped: &mut Vec<Vec<u32>>,
+) -> bool {
+    escaped.clear();
+    let escaped_count = &AtomicUsize::new(0);
+    let Some(pool) = pool else {
+        return take_run(source, 0, target, escaped_count, escaped);
+    };
+    let tasks = pool.thread_num() * 4;
+    let run_len = target.entries.len().div_ceil(tasks).max(1);
+    task_escaped.resize_with(tasks, Vec::new);
+    // Every list, also of tasks without a run this update.
+    for list in task_escaped.iter_mut() {
+        list.clear();
+    }
+    let failed = &AtomicBool::new(false);
+    pool.scope(|scope| {
+        let DriftTarget {
+            entries,
+            slot_aabbs,
+            order,
+        } = target;
+        let runs = (entries.chunks_mut(run_len))
+            .zip(slot_aabbs.chunks_mut(run_len))
+            .zip(order.chunks(run_len))
+            .zip(task_escaped.iter_mut());
+        for (run, (((entries, slot_aabbs), order), list)) in runs.enumerate() {
+            scope.spawn(async move {
+                let run_target = DriftTarget {
+                    entries,
+                    slot_aabbs,
+                    order,
+                };
+                if !take_run(source, run * run_len, run_target, escaped_count, list) {
+                    failed.store(true, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    if failed.load(Ordering::Relaxed) {
+        return false;
+    }
+    for list in task_escaped.iter() {
+        escaped.extend_from_slice(list);
+    }
+    escaped.len() <= source.room
+}
+
+/// [`take_drifted`] for one run of slots, the first being `first_slot`; `escaped_count` counts the
+/// escapes of every run, so that each stops once they are too many.
+#[inline(always)]
+fn take_run(
+    source: DriftSource,
+    first_slot: usize,
+    target: DriftTarget,
+    escaped_count: &AtomicUsize,
+    escaped: &mut Vec<u32>,
+) -> bool {
+    let runs = (target.entries.iter_mut())
+        .zip(target.slot_aabbs.iter_mut())
+        .zip(target.order);
+    for (offset, ((entry, slot_aabb), &gathered)) in runs.enumerate() {
+        let slot = first_slot + offset;
+        let new = &source.gathered[gathered as usize];
+        if new.entity != entry.entity {
+            return false;
+        }
+        entry.shape = new.shape;
+        let aabb = source.aabbs[gathered as usize];
+        *slot_aabb = aabb;
+        if !source.grid.sorted_contains(slot, &aabb) && !source.moved.is_moved(slot) {
+            escaped.push(slot as u32);
+            if escaped_count.fetch_add(1, Ordering::Relaxed) >= source.room {
+                return false;
+            }
+        }
+    }
+    true
+}
