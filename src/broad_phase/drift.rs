@@ -12,7 +12,7 @@ use bevy::math::bounding::Aabb2d;
 use bevy::tasks::TaskPool;
 
 use super::ColliderEntry;
-use super::grid::UniformGrid;
+use super::grid::{Bounds, UniformGrid};
 use super::moved::MovedSinceBuild;
 
 /// Below this many colliders the slots are taken on one thread.
@@ -37,11 +37,11 @@ pub(super) struct DriftSource<'a> {
 /// index the build put in that slot).
 pub(super) struct DriftTarget<'a> {
     pub entries: &'a mut [ColliderEntry],
-    pub slot_aabbs: &'a mut [Aabb2d],
+    pub slot_bounds: &'a mut [Bounds],
     pub order: &'a [u32],
 }
 
-/// Takes every slot, on `pool` when given: writes each entry's new shape and box, and sets `escaped`
+/// Takes every slot, on `pool` when given: writes each entry's new shape and packed box, and sets `escaped`
 /// to the slots whose boxes left their grown boxes (in order). Returns `false`, with the entries partly
 /// written, when a gathered collider is not the entity of its slot or more than `room` escaped.
 /// `task_escaped` holds the tasks' lists between updates.
@@ -68,18 +68,18 @@ pub(super) fn take_drifted(
     pool.scope(|scope| {
         let DriftTarget {
             entries,
-            slot_aabbs,
+            slot_bounds,
             order,
         } = target;
         let runs = (entries.chunks_mut(run_len))
-            .zip(slot_aabbs.chunks_mut(run_len))
+            .zip(slot_bounds.chunks_mut(run_len))
             .zip(order.chunks(run_len))
             .zip(task_escaped.iter_mut());
-        for (run, (((entries, slot_aabbs), order), list)) in runs.enumerate() {
+        for (run, (((entries, slot_bounds), order), list)) in runs.enumerate() {
             scope.spawn(async move {
                 let run_target = DriftTarget {
                     entries,
-                    slot_aabbs,
+                    slot_bounds,
                     order,
                 };
                 if !take_run(source, run * run_len, run_target, escaped_count, list) {
@@ -108,18 +108,18 @@ fn take_run(
     escaped: &mut Vec<u32>,
 ) -> bool {
     let runs = (target.entries.iter_mut())
-        .zip(target.slot_aabbs.iter_mut())
+        .zip(target.slot_bounds.iter_mut())
         .zip(target.order);
-    for (offset, ((entry, slot_aabb), &gathered)) in runs.enumerate() {
+    for (offset, ((entry, slot_bounds), &gathered)) in runs.enumerate() {
         let slot = first_slot + offset;
         let new = &source.gathered[gathered as usize];
         if new.entity != entry.entity {
             return false;
         }
         entry.shape = new.shape;
-        let aabb = source.aabbs[gathered as usize];
-        *slot_aabb = aabb;
-        if !source.grid.sorted_contains(slot, &aabb) && !source.moved.is_moved(slot) {
+        let bounds = Bounds::of(&source.aabbs[gathered as usize]);
+        *slot_bounds = bounds;
+        if !source.grid.sorted_contains(slot, bounds) && !source.moved.is_moved(slot) {
             escaped.push(slot as u32);
             if escaped_count.fetch_add(1, Ordering::Relaxed) >= source.room {
                 return false;

@@ -1,8 +1,9 @@
 //! The broad phase: which pairs of colliders are worth an exact test.
 //!
 //! A uniform grid over the bounding boxes (`grid.rs`); cost grows with the colliders and the pairs that
-//! share cells, not with N². A build grows every box by a margin (a tenth of a typical collider's size,
-//! [`DRIFT_MARGIN_SHARE`]) and keeps the pairs of the grown boxes. The grid is built anew when anything
+//! share cells, not with N². A build brought by moves alone grows every box by a margin (a tenth of a
+//! typical collider's size, [`DRIFT_MARGIN_SHARE`]) and keeps the pairs of the grown boxes. The grid is
+//! built anew when anything
 //! but the colliders' places changed (a collider appeared, left, was disabled or enabled, changed
 //! layers, the settings changed), or when more than one collider in [`MOVED_SHARE`] has moved since
 //! the last build and left its grown box. Until then:
@@ -35,7 +36,7 @@ use crate::parallel::{gather_in_order, pool_for};
 use crate::plugin::CollisionSettings;
 use drift::{DriftSource, DriftTarget, take_drifted};
 use gather::{GatherTarget, Gathered, gather_colliders};
-use grid::UniformGrid;
+use grid::{Bounds, UniformGrid};
 use moved::MovedSinceBuild;
 
 /// The grid is kept while at most one collider in this many has moved since it was built.
@@ -93,8 +94,8 @@ pub struct BroadPhase {
     /// split update.
     escaped: Vec<u32>,
     task_escaped: Vec<Vec<u32>>,
-    /// Each entry's bounding box as of this update, in the entries' order.
-    slot_aabbs: Vec<Aabb2d>,
+    /// Each entry's padded bounding box as of this update, packed, in the entries' order.
+    slot_bounds: Vec<Bounds>,
     /// The order of the grid of the colliders moved since the build.
     moved_order: Vec<u32>,
     /// The sizes [`drift_margin`] samples.
@@ -164,9 +165,11 @@ impl BroadPhase {
         moved_room(self.entries.len(), self.moved.slots().len())
     }
 
-    /// Gathers every enabled, valid collider, then keeps the grid of the last build when `may_drift` and
-    /// [`Self::update_drifted`] allows it, or builds the grid anew. Returns whether it built the grid.
-    fn update_all(&mut self, colliders: &ActiveColliders, may_drift: bool) -> bool {
+    /// Gathers every enabled, valid collider, then keeps the grid of the last build when only moves
+    /// brought the update here (`moves_alone`: too many for [`Self::update_moved`], and nothing else
+    /// changed) and [`Self::update_drifted`] allows it, or builds the grid anew. Returns whether it
+    /// built the grid.
+    fn update_all(&mut self, colliders: &ActiveColliders, moves_alone: bool) -> bool {
         Gathered {
             invalid: self.invalid,
             layered: self.layered,
@@ -178,23 +181,27 @@ impl BroadPhase {
                 layers: &mut self.spare_layers,
             },
         );
-        let drifted = may_drift && self.grown && self.update_drifted();
+        let drifted = moves_alone && self.grown && self.update_drifted();
         if !drifted {
-            self.build();
+            self.build(moves_alone);
         }
         !drifted
     }
 
-    /// Builds the grid over the gathered colliders, each box grown by [`drift_margin`], keeps the pairs
-    /// of the grown boxes, and hands over those whose boxes overlap. When the last grown build was not
-    /// kept for a single update (everything teleports, or colliders come and go every update), the
-    /// next [`PLAIN_BUILDS`] builds leave the boxes as they are, and keep nothing.
-    fn build(&mut self) {
+    /// Builds the grid over the gathered colliders and finds the pairs. A build brought by moves alone
+    /// (`after_moves`) grows each box by [`drift_margin`], keeps the pairs of the grown boxes, and hands
+    /// over those whose boxes overlap; other builds (the first, or after colliders came, went or
+    /// changed) leave the boxes as they are, and keep nothing. When the last grown build was not kept
+    /// for a single update (everything teleports every update), the next [`PLAIN_BUILDS`] builds brought
+    /// by moves leave the boxes as they are too.
+    fn build(&mut self, after_moves: bool) {
         if self.grown && self.kept_since_build == 0 {
             self.plain_builds_left = PLAIN_BUILDS;
         }
-        self.grown = self.plain_builds_left == 0;
-        self.plain_builds_left = self.plain_builds_left.saturating_sub(1);
+        self.grown = after_moves && self.plain_builds_left == 0;
+        if after_moves {
+            self.plain_builds_left = self.plain_builds_left.saturating_sub(1);
+        }
         self.kept_since_build = 0;
         let Self {
             entries,
@@ -208,7 +215,7 @@ impl BroadPhase {
             spare_layers,
             moved,
             layered,
-            slot_aabbs,
+            slot_bounds,
             margin_sample,
             grown,
             ..
@@ -240,10 +247,11 @@ impl BroadPhase {
             pairs.retain(|&(i, j)| layers[i as usize].interacts_with(&layers[j as usize]));
         }
         if *grown {
-            slot_aabbs.clear();
-            slot_aabbs.extend(entries.iter().map(|entry| padded(entry.shape.aabb())));
+            slot_bounds.clear();
+            slot_bounds
+                .extend((entries.iter()).map(|entry| Bounds::of(&padded(entry.shape.aabb()))));
             candidates.clear();
-            push_overlapping(build_pairs, slot_aabbs, |_| true, candidates);
+            push_overlapping(build_pairs, slot_bounds, |_| 1, candidates);
         }
         moved.reset();
     }
@@ -276,13 +284,7 @@ impl BroadPhase {
         {
             return false;
         }
-        self.slot_aabbs.resize(
-            count,
-            Aabb2d {
-                min: Vec2::ZERO,
-                max: Vec2::ZERO,
-            },
-        );
+        self.slot_bounds.resize(count, Bounds::default());
         let taken = take_drifted(
             pool_for(count, drift::PARALLEL_THRESHOLD),
             DriftSource {
@@ -294,7 +296,7 @@ impl BroadPhase {
             },
             DriftTarget {
                 entries: &mut self.entries,
-                slot_aabbs: &mut self.slot_aabbs,
+                slot_bounds: &mut self.slot_bounds,
                 order: &self.order,
             },
             &mut self.escaped,
@@ -309,12 +311,17 @@ impl BroadPhase {
         }
         self.find_moved_pairs();
         let moved = &self.moved;
-        push_overlapping(
-            &self.build_pairs,
-            &self.slot_aabbs,
-            |slot| !moved.is_moved(slot as usize),
-            &mut self.candidates,
-        );
+        let (pairs, boxes, out) = (&self.build_pairs, &self.slot_bounds, &mut self.candidates);
+        if moved.slots().is_empty() {
+            push_overlapping(pairs, boxes, |_| 1, out);
+        } else {
+            push_overlapping(
+                pairs,
+                boxes,
+                |slot| usize::from(!moved.is_moved(slot as usize)),
+                out,
+            );
+        }
         true
     }
 
@@ -397,17 +404,24 @@ impl BroadPhase {
 }
 
 /// Pushes to `out` the pairs of `pairs` whose boxes (`boxes` by slot) overlap, both of whose slots are
-/// `kept`.
+/// kept (`kept` gives 1, else 0). Every pair is written and only the hits kept, without a branch, as the
+/// grid's pair search does.
+#[inline(always)]
 fn push_overlapping(
     pairs: &[(u32, u32)],
-    boxes: &[Aabb2d],
-    kept: impl Fn(u32) -> bool,
+    boxes: &[Bounds],
+    kept: impl Fn(u32) -> usize,
     out: &mut Vec<(u32, u32)>,
 ) {
-    out.extend(pairs.iter().filter(|&&(i, j)| {
-        let (a, b) = (&boxes[i as usize], &boxes[j as usize]);
-        a.min.cmple(b.max).all() && b.min.cmple(a.max).all() && kept(i) && kept(j)
-    }));
+    let start = out.len();
+    out.resize(start + pairs.len(), (0, 0));
+    let (room, mut len) = (&mut out[start..], 0);
+    for &(i, j) in pairs {
+        room[len] = (i, j);
+        let hit = boxes[i as usize].overlap_count(boxes[j as usize].reach());
+        len += hit & kept(i) & kept(j);
+    }
+    out.truncate(start + len);
 }
 
 /// How far each box of a build is grown, so that the grid holds while colliders drift within it: a
@@ -523,7 +537,7 @@ pub(crate) fn find_candidate_pairs(
     broad_phase.incremental = !rebuild && !broad_phase.unchanged && broad_phase.update_moved();
     diagnostics.grid_built = !broad_phase.unchanged
         && !broad_phase.incremental
-        && broad_phase.update_all(&colliders, !build_due);
+        && broad_phase.update_all(&colliders, too_many_moved && !build_due);
     if !diagnostics.grid_built {
         broad_phase.kept_since_build += 1;
     }
@@ -605,9 +619,12 @@ mod tests {
             (grid_built, app.world().resource::<BroadPhase>().grown)
         };
         let (built, grown) = update(&mut app, &|k| Vec2::new(k as f32 * 3.0, 0.0));
-        assert!(built && grown, "the first build grows its boxes");
-        // Every collider jumps every update: no grown build is kept. Builds 1 to 16 are plain, the
-        // 17th grown, which is not kept either, and so on.
+        assert!(
+            built && !grown,
+            "the first build is brought by new colliders, not by moves"
+        );
+        // Every collider jumps every update: no grown build is kept. The first build brought by the
+        // jumps grows its boxes, the next 16 do not, the 18th does, and so on.
         let mut grown_builds = Vec::new();
         for frame in 1..=40 {
             let jump = |k: usize| Vec2::new(((k * 7 + frame * 13) % 200) as f32 * 3.0, 0.0);
@@ -617,7 +634,7 @@ mod tests {
                 grown_builds.push(frame);
             }
         }
-        assert_eq!(grown_builds, [17, 34]);
+        assert_eq!(grown_builds, [1, 18, 35]);
         // Drifting from there: once the plain builds are done, grown builds are kept again.
         let mut kept = 0;
         for frame in 0..40 {
