@@ -284,8 +284,9 @@ impl BroadPhase {
         {
             return false;
         }
-        // One slot in `ESCAPE_SAMPLE_STRIDE` first: where many more than `room` left their boxes (every
-        // sixth update of workload W1), the pass over every slot would be spent for nothing.
+        // One slot in `ESCAPE_SAMPLE_STRIDE` first: where the sample shows more than `room` left their
+        // boxes (every sixth update of workload W1), the pass over every slot would be spent for
+        // nothing. A sample that misjudges builds an update early, or makes the pass fail.
         let sampled_escapes = (0..count)
             .step_by(ESCAPE_SAMPLE_STRIDE)
             .filter(|&slot| {
@@ -294,7 +295,7 @@ impl BroadPhase {
                 !self.grid.sorted_contains(slot, bounds) && !self.moved.is_moved(slot)
             })
             .count();
-        if sampled_escapes * ESCAPE_SAMPLE_STRIDE > room + room / 2 {
+        if sampled_escapes * ESCAPE_SAMPLE_STRIDE > room {
             return false;
         }
         self.slot_bounds.resize(count, Bounds::default());
