@@ -2,7 +2,7 @@
 //!
 //! A uniform grid over the bounding boxes (`grid.rs`); cost grows with the colliders and the pairs that
 //! share cells, not with N². A build brought by moves alone grows every box by a margin (a tenth of a
-//! typical collider's size, [`DRIFT_MARGIN_SHARE`]) and keeps the pairs of the grown boxes. The grid is
+//! typical collider's size, `DRIFT_MARGIN_SHARE`) and keeps the pairs of the grown boxes. The grid is
 //! built anew when anything
 //! but the colliders' places changed (a collider appeared, left, was disabled or enabled, changed
 //! layers, the settings changed), or when more than one collider in [`MOVED_SHARE`] has moved since
