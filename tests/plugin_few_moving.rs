@@ -175,11 +175,6 @@ fn a_disabled_collider_moving_among_resting_ones_changes_nothing() {
     }
 }
 
-/// Inserted into a collider's entity, it moves the entity to another of Bevy's tables, which changes
-/// the order in which the colliders are read.
-#[derive(Component)]
-struct Tagged;
-
 #[test]
 fn colliders_drifting_within_their_grown_boxes_keep_the_grid_and_match_brute_force_every_frame() {
     let mut app = app();

@@ -44,6 +44,20 @@ fn swept_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
     pairs
 }
 
+/// Asserts that `CollidingEntities` and the event stream both give `expected`, the sweep's pairs.
+fn assert_matches(app: &mut App, expected: &[(Entity, Entity)], frame: usize) {
+    assert_eq!(
+        colliding_pairs(app),
+        expected,
+        "frame {frame}: CollidingEntities against the sweep"
+    );
+    assert_eq!(
+        replayed_pairs(app),
+        expected,
+        "frame {frame}: the event stream against the sweep"
+    );
+}
+
 fn move_all(mut movers: Query<(&mut Transform, &Velocity)>) {
     for (mut transform, velocity) in &mut movers {
         transform.translation += velocity.0.extend(0.0);
@@ -144,16 +158,7 @@ fn parallel_build_of_a_large_world_matches_a_sweep_every_frame() {
             "frame {frame}: the contacts' sort must be split: {} pairs",
             expected.len()
         );
-        assert_eq!(
-            colliding_pairs(&mut app),
-            expected,
-            "frame {frame}: CollidingEntities against the sweep"
-        );
-        assert_eq!(
-            replayed_pairs(&app),
-            expected,
-            "frame {frame}: the event stream against the sweep"
-        );
+        assert_matches(&mut app, &expected, frame);
     }
     assert_eq!(ComputeTaskPool::get().thread_num(), 4);
 }
@@ -165,10 +170,6 @@ fn drift_all(mut movers: Query<(&mut Transform, &Velocity)>) {
         transform.translation += (velocity.0 / 30.0).extend(0.0);
     }
 }
-
-/// Inserted into a collider's entity, it moves the entity to another of Bevy's tables.
-#[derive(Component)]
-struct Tagged;
 
 #[test]
 fn parallel_drift_of_a_large_world_keeps_the_grid_and_matches_a_sweep_every_frame() {
@@ -205,16 +206,7 @@ fn parallel_drift_of_a_large_world_keeps_the_grid_and_matches_a_sweep_every_fram
         );
         kept += usize::from(!grid_built);
         let expected = swept_pairs(&mut app);
-        assert_eq!(
-            colliding_pairs(&mut app),
-            expected,
-            "frame {frame}: CollidingEntities against the sweep"
-        );
-        assert_eq!(
-            replayed_pairs(&app),
-            expected,
-            "frame {frame}: the event stream against the sweep"
-        );
+        assert_matches(&mut app, &expected, frame);
     }
     assert!(kept >= 5, "the grid was kept {kept} times in 7 updates");
     assert_eq!(ComputeTaskPool::get().thread_num(), 4);

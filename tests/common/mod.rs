@@ -7,6 +7,11 @@ use bevy::prelude::*;
 use bevy_rect_collision::geometry::OverlapMode;
 use bevy_rect_collision::prelude::*;
 
+/// Inserted into a collider's entity, it moves the entity to another of Bevy's tables, which changes
+/// the order in which the colliders are read.
+#[derive(Component)]
+pub struct Tagged;
+
 /// Every collision event since the app was built.
 #[derive(Resource, Default, Debug)]
 pub struct EventLog {
