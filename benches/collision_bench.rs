@@ -243,6 +243,8 @@ struct Report {
     /// The pipeline's time on frames on which the broad phase built its grid anew, and on the others.
     pipeline_when_built: Vec<Duration>,
     pipeline_when_kept: Vec<Duration>,
+    /// On how many frames the broad phase took in a grid built in the background.
+    built_in_background: usize,
 }
 
 fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usize>) -> Report {
@@ -291,6 +293,7 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         candidates: 0,
         pipeline_when_built: Vec::new(),
         pipeline_when_kept: Vec::new(),
+        built_in_background: 0,
     };
     for frame in 0..WARMUP_FRAMES + frames {
         let allocations = ALLOCATIONS.load(Ordering::Relaxed);
@@ -322,6 +325,7 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         report.ended += d.ended;
         report.touching = d.touching_pairs;
         report.candidates = d.candidate_pairs;
+        report.built_in_background += usize::from(d.grid_built_in_background);
         if d.grid_built {
             report.pipeline_when_built.push(t.total());
         } else {
@@ -396,6 +400,10 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
     } else {
         println!("  grid built on {built} of {frames} frames");
     }
+    println!(
+        "  grid built in the background and taken in on {} frames",
+        report.built_in_background
+    );
     summary
 }
 

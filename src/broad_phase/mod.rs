@@ -17,6 +17,7 @@
 //!
 //! When nothing moved or changed, the broad and narrow phases keep their results.
 
+mod background;
 mod cell_sort;
 mod drift;
 mod gather;
@@ -34,6 +35,7 @@ use crate::layers::CollisionLayers;
 use crate::narrow_phase::Contacts;
 use crate::parallel::{gather_in_order, pool_for};
 use crate::plugin::CollisionSettings;
+use background::BackgroundBuild;
 use drift::{DriftSource, DriftTarget, sample_shows_too_many_escaped, take_drifted};
 use gather::{GatherTarget, Gathered, gather_colliders};
 use grid::{Bounds, UniformGrid};
@@ -102,10 +104,14 @@ pub struct BroadPhase {
     margin_sample: Vec<f32>,
     /// Whether the last build grew its boxes (see [`Self::build`]).
     grown: bool,
-    /// How many updates kept the grid since the last build.
+    /// How many updates kept the grid since the last build, and how many kept the one before it.
     kept_since_build: usize,
+    kept_build_before: usize,
     /// How many builds to come leave their boxes as they are.
     plain_builds_left: usize,
+    /// Whether this update's attempt to keep the grid found, in its sample, too many colliders out of
+    /// their grown boxes (rather than a collider in another table or with other layers).
+    sample_escaped: bool,
     /// Each entry's layers, in the entries' order; empty unless `layered`.
     layers: Vec<CollisionLayers>,
     /// The layers as gathered, before reordering.
@@ -114,6 +120,8 @@ pub struct BroadPhase {
     /// Whether some collider has layers other than [`CollisionLayers::ALL`], so that pairs must be
     /// filtered by layers; as of the last full build.
     layered: bool,
+    /// The build running in the background, or its buffers at rest (`background.rs`).
+    background: BackgroundBuild,
 }
 
 impl BroadPhase {
@@ -181,6 +189,7 @@ impl BroadPhase {
                 layers: &mut self.spare_layers,
             },
         );
+        self.sample_escaped = false;
         let drifted = moves_alone && self.grown && self.update_drifted();
         if !drifted {
             self.build(moves_alone);
@@ -192,17 +201,19 @@ impl BroadPhase {
     /// (`after_moves`) grows each box by [`drift_margin`], keeps the pairs of the grown boxes, and hands
     /// over those whose boxes overlap; other builds (the first, or after colliders came, went or
     /// changed) leave the boxes as they are, and keep nothing. When the last grown build was not kept
-    /// for a single update (everything teleports every update), the next [`PLAIN_BUILDS`] builds brought
-    /// by moves leave the boxes as they are too.
+    /// for a single update because too many colliders left their boxes (everything teleports every
+    /// update), the next [`PLAIN_BUILDS`] builds brought by moves leave the boxes as they are too; not
+    /// when a collider changed layers or tables (see [`Self::update_drifted`]).
     fn build(&mut self, after_moves: bool) {
-        if self.grown && self.kept_since_build == 0 {
+        if self.grown && self.kept_since_build == 0 && self.sample_escaped {
             self.plain_builds_left = PLAIN_BUILDS;
         }
         self.grown = after_moves && self.plain_builds_left == 0;
         if after_moves {
             self.plain_builds_left = self.plain_builds_left.saturating_sub(1);
         }
-        self.kept_since_build = 0;
+        self.kept_build_before = core::mem::take(&mut self.kept_since_build);
+        let grown = self.grown;
         let Self {
             entries,
             aabbs,
@@ -217,41 +228,26 @@ impl BroadPhase {
             layered,
             slot_bounds,
             margin_sample,
-            grown,
             ..
         } = self;
-        if *grown {
-            let margin = drift_margin(aabbs, margin_sample);
-            for aabb in aabbs.iter_mut() {
-                aabb.min -= margin;
-                aabb.max += margin;
-            }
+        BuildParts {
+            aabbs,
+            gathered: spare_entries,
+            gathered_layers: spare_layers,
+            margin_sample,
+            grid,
+            order,
+            entries,
+            layers,
+            pairs: if grown {
+                &mut *build_pairs
+            } else {
+                &mut *candidates
+            },
         }
-        // Colliders near each other in the world go near each other in memory.
-        grid.fit(aabbs);
-        grid.sort(aabbs, order);
-        let pool = pool_for(spare_entries.len(), REORDER_PARALLEL_THRESHOLD);
-        gather_in_order(pool, spare_entries, order, entries);
-        if *layered {
-            gather_in_order(pool, spare_layers, order, layers);
-        } else {
-            layers.clear();
-        }
-        let pairs = if *grown {
-            &mut *build_pairs
-        } else {
-            &mut *candidates
-        };
-        grid.find_pairs(pairs);
-        if *layered {
-            pairs.retain(|&(i, j)| layers[i as usize].interacts_with(&layers[j as usize]));
-        }
-        if *grown {
-            slot_bounds.clear();
-            slot_bounds
-                .extend((entries.iter()).map(|entry| Bounds::of(&padded(entry.shape.aabb()))));
-            candidates.clear();
-            push_overlapping(build_pairs, slot_bounds, |_| 1, candidates);
+        .build(grown, *layered);
+        if grown {
+            hand_over_grown_pairs(entries, build_pairs, slot_bounds, candidates);
         }
         moved.reset();
     }
@@ -292,6 +288,7 @@ impl BroadPhase {
             room,
         };
         if sample_shows_too_many_escaped(source, &self.order) {
+            self.sample_escaped = true;
             return false;
         }
         self.slot_bounds.resize(count, Bounds::default());
@@ -313,6 +310,15 @@ impl BroadPhase {
             self.moved
                 .mark(slot as usize, self.entries[slot as usize].entity);
         }
+        // Started before the rest of the update's work, which it runs beside.
+        if background::should_start(
+            count,
+            self.moved.slots().len(),
+            self.kept_since_build,
+            self.kept_build_before,
+        ) {
+            self.start_background_build();
+        }
         self.find_moved_pairs();
         let moved = &self.moved;
         let (pairs, boxes, out) = (&self.build_pairs, &self.slot_bounds, &mut self.candidates);
@@ -326,6 +332,45 @@ impl BroadPhase {
                 out,
             );
         }
+        true
+    }
+
+    /// Starts a build over this update's gathered colliders in the background (`background.rs`),
+    /// lending it their buffers: the next update's gather fills others.
+    fn start_background_build(&mut self) {
+        let Self {
+            aabbs,
+            spare_entries,
+            spare_layers,
+            layered,
+            background,
+            ..
+        } = self;
+        background.start(*layered, |job| {
+            core::mem::swap(&mut job.aabbs, aabbs);
+            core::mem::swap(&mut job.gathered, spare_entries);
+            core::mem::swap(&mut job.gathered_layers, spare_layers);
+        });
+    }
+
+    /// Waits for the build running in the background, if any, and takes it in as the last build when
+    /// `take` (the update keeps the grid if the colliders only drifted); otherwise its buffers wait for
+    /// the next. Returns whether it took it in.
+    fn settle_background_build(&mut self, take: bool) -> bool {
+        let Some(job) = self.background.finish() else {
+            return false;
+        };
+        if !take {
+            return false;
+        }
+        core::mem::swap(&mut self.grid, &mut job.grid);
+        core::mem::swap(&mut self.order, &mut job.order);
+        core::mem::swap(&mut self.entries, &mut job.entries);
+        core::mem::swap(&mut self.layers, &mut job.layers);
+        core::mem::swap(&mut self.build_pairs, &mut job.pairs);
+        core::mem::swap(&mut self.moved, &mut job.moved);
+        self.grown = true;
+        self.kept_build_before = core::mem::take(&mut self.kept_since_build);
         true
     }
 
@@ -405,6 +450,118 @@ impl BroadPhase {
             });
         }
     }
+}
+
+/// What a build of the grid reads and writes, borrowed: from [`BroadPhase`]'s buffers for a build in
+/// the update, from a [`GridBuild`] for one in the background.
+struct BuildParts<'a> {
+    /// The gathered colliders' padded boxes, grown in place by a build that grows them.
+    aabbs: &'a mut [Aabb2d],
+    /// The gathered colliders and, when layered, their layers, in the order of Bevy's tables.
+    gathered: &'a [ColliderEntry],
+    gathered_layers: &'a [CollisionLayers],
+    /// [`drift_margin`]'s buffer.
+    margin_sample: &'a mut Vec<f32>,
+    grid: &'a mut UniformGrid,
+    /// The grid's order of the gathered colliders, and the colliders and layers in that order.
+    order: &'a mut Vec<u32>,
+    entries: &'a mut Vec<ColliderEntry>,
+    layers: &'a mut Vec<CollisionLayers>,
+    /// The pairs whose boxes overlap and whose layers allow them, as slots of `entries`.
+    pairs: &'a mut Vec<(u32, u32)>,
+}
+
+impl BuildParts<'_> {
+    /// Grows the boxes by [`drift_margin`] when `grow`, sizes and sorts the grid, puts the colliders
+    /// (and their layers, when `layered`) in its order, and finds the pairs.
+    fn build(self, grow: bool, layered: bool) {
+        let Self {
+            aabbs,
+            gathered,
+            gathered_layers,
+            margin_sample,
+            grid,
+            order,
+            entries,
+            layers,
+            pairs,
+        } = self;
+        if grow {
+            let margin = drift_margin(aabbs, margin_sample);
+            for aabb in aabbs.iter_mut() {
+                aabb.min -= margin;
+                aabb.max += margin;
+            }
+        }
+        // Colliders near each other in the world go near each other in memory.
+        grid.fit(aabbs);
+        grid.sort(aabbs, order);
+        let pool = pool_for(gathered.len(), REORDER_PARALLEL_THRESHOLD);
+        gather_in_order(pool, gathered, order, entries);
+        if layered {
+            gather_in_order(pool, gathered_layers, order, layers);
+        } else {
+            layers.clear();
+        }
+        grid.find_pairs(pairs);
+        if layered {
+            pairs.retain(|&(i, j)| layers[i as usize].interacts_with(&layers[j as usize]));
+        }
+    }
+}
+
+/// The buffers of a build made in the background (`background.rs`), owned: the gathered colliders it
+/// was handed, and the grid, order, entries, layers and pairs it made, which the update that takes the
+/// build in swaps with [`BroadPhase`]'s own.
+#[derive(Debug, Default)]
+struct GridBuild {
+    aabbs: Vec<Aabb2d>,
+    gathered: Vec<ColliderEntry>,
+    gathered_layers: Vec<CollisionLayers>,
+    margin_sample: Vec<f32>,
+    grid: UniformGrid,
+    order: Vec<u32>,
+    entries: Vec<ColliderEntry>,
+    layers: Vec<CollisionLayers>,
+    pairs: Vec<(u32, u32)>,
+    /// The record of moves since this build, indexed for its entries (a record of an older build
+    /// between builds).
+    moved: MovedSinceBuild,
+}
+
+impl GridBuild {
+    /// Builds the grid over the colliders handed over (see [`BuildParts::build`]), and indexes the
+    /// record of moves for its entries: work the update that takes the build in is spared.
+    fn run(&mut self, grow: bool, layered: bool) {
+        BuildParts {
+            aabbs: &mut self.aabbs,
+            gathered: &self.gathered,
+            gathered_layers: &self.gathered_layers,
+            margin_sample: &mut self.margin_sample,
+            grid: &mut self.grid,
+            order: &mut self.order,
+            entries: &mut self.entries,
+            layers: &mut self.layers,
+            pairs: &mut self.pairs,
+        }
+        .build(grow, layered);
+        self.moved.reset();
+        self.moved.index(&self.entries);
+    }
+}
+
+/// After a build that grew the boxes, the packed boxes of `entries` as they are (`slot_bounds`) and the
+/// pairs of the build's `pairs` whose boxes overlap, in `candidates`.
+fn hand_over_grown_pairs(
+    entries: &[ColliderEntry],
+    pairs: &[(u32, u32)],
+    slot_bounds: &mut Vec<Bounds>,
+    candidates: &mut Vec<(u32, u32)>,
+) {
+    slot_bounds.clear();
+    slot_bounds.extend((entries.iter()).map(|entry| Bounds::of(&padded(entry.shape.aabb()))));
+    candidates.clear();
+    push_overlapping(pairs, slot_bounds, |_| 1, candidates);
 }
 
 /// Pushes to `out` the pairs of `pairs` whose boxes (`boxes` by slot) overlap, both of whose slots are
@@ -533,6 +690,7 @@ pub(crate) fn find_candidate_pairs(
     // Too many moved colliders make the build due as well.
     let too_many_moved = broad_phase.rebuild_due(broad_phase.moved_entities.len());
     let build_due = !*updated_once || changes.settings_or_membership_changed();
+    let taken_in = broad_phase.settle_background_build(too_many_moved && !build_due);
     // Changed layers and disabled colliders are looked for in the change ticks only where the grid may
     // be kept as it is; when many colliders moved, the gather finds them.
     let rebuild = build_due || too_many_moved || changes.layers_or_disabling_changed();
@@ -542,6 +700,8 @@ pub(crate) fn find_candidate_pairs(
     diagnostics.grid_built = !broad_phase.unchanged
         && !broad_phase.incremental
         && broad_phase.update_all(&colliders, too_many_moved && !build_due);
+    // A grid taken in can still be built anew, when a collider changed layers or tables.
+    diagnostics.grid_built_in_background = taken_in && !diagnostics.grid_built;
     if !diagnostics.grid_built {
         broad_phase.kept_since_build += 1;
     }

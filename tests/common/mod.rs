@@ -231,3 +231,80 @@ impl Rng {
         low + (high - low) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
     }
 }
+
+/// A collider's speed, for the test files' systems that move colliders.
+#[derive(Component)]
+pub struct Velocity(pub Vec2);
+
+/// Every pair of active colliders whose shapes intersect, found by a sweep along x over their boxes
+/// (grown by a margin, so that the sweep drops no pair the exact test accepts) and the exact test:
+/// brute force's answer, in the time a world of tens of thousands of colliders allows.
+pub fn swept_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
+    let mut query = app
+        .world_mut()
+        .query_filtered::<(Entity, &ColliderWorldShape), (With<Collider>, Without<ColliderDisabled>)>();
+    let mut shapes: Vec<_> = query
+        .iter(app.world())
+        .filter_map(|(entity, shape)| shape.0.map(|shape| (entity, shape, shape.aabb())))
+        .collect();
+    shapes.sort_by(|a, b| a.2.min.x.total_cmp(&b.2.min.x));
+    let margin = 1e-3;
+    let mut pairs = Vec::new();
+    for (i, (a, shape_a, box_a)) in shapes.iter().enumerate() {
+        for (b, shape_b, box_b) in &shapes[i + 1..] {
+            if box_b.min.x > box_a.max.x + margin {
+                break;
+            }
+            let apart_in_y =
+                box_b.min.y > box_a.max.y + margin || box_a.min.y > box_b.max.y + margin;
+            if !apart_in_y && shape_a.intersects(shape_b, OverlapMode::Closed) {
+                pairs.push((*a.min(b), *a.max(b)));
+            }
+        }
+    }
+    pairs.sort();
+    pairs
+}
+
+/// Asserts that `CollidingEntities` and the event stream both give `expected`, the sweep's pairs.
+pub fn assert_matches(app: &mut App, expected: &[(Entity, Entity)], frame: usize) {
+    assert_eq!(
+        colliding_pairs(app),
+        expected,
+        "frame {frame}: CollidingEntities against the sweep"
+    );
+    assert_eq!(
+        replayed_pairs(app),
+        expected,
+        "frame {frame}: the event stream against the sweep"
+    );
+}
+
+/// Spawns `count` moving and turning colliders, a third of each kind, in a square of side `side`, of
+/// sides (or diameters) in `sizes`.
+pub fn spawn_movers(
+    app: &mut App,
+    mut rng: Rng,
+    count: usize,
+    side: f32,
+    sizes: core::ops::Range<f32>,
+) -> Vec<Entity> {
+    (0..count)
+        .map(|i| {
+            let position = Vec2::new(rng.range(-side, side), rng.range(-side, side)) * 0.5;
+            let (w, h) = (
+                rng.range(sizes.start, sizes.end),
+                rng.range(sizes.start, sizes.end),
+            );
+            let collider = match i % 3 {
+                0 => Collider::rect(w, h),
+                1 => Collider::rotated_rect(w, h),
+                _ => Collider::circle(w * 0.5),
+            };
+            let velocity = Velocity(Vec2::new(rng.range(-0.3, 0.3), rng.range(-0.3, 0.3)));
+            let transform = Transform::from_translation(position.extend(0.0))
+                .with_rotation(Quat::from_rotation_z(rng.range(-3.1, 3.1)));
+            app.world_mut().spawn((transform, collider, velocity)).id()
+        })
+        .collect()
+}

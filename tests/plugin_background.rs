@@ -1,0 +1,166 @@
+//! Colliders that all drift, in a world of a size whose grid is built in the background (4,096 to
+//! 32,768 colliders): the grid built on Bevy's async compute task pool beside one update is taken in by
+//! the next, and every frame must match an independent sweep, whether the pool's threads are free or
+//! busy with other work.
+
+mod common;
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use bevy::prelude::*;
+use bevy::tasks::AsyncComputeTaskPool;
+use bevy_rect_collision::prelude::*;
+use common::*;
+
+/// The tests share the process's async compute task pool, which one of them keeps busy: they run one
+/// at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Moves every collider by a sixth of its velocity, without turning: colliders leave their grown boxes
+/// of the broad phase's build after a few updates.
+fn drift_faster(mut movers: Query<(&mut Transform, &Velocity)>) {
+    for (mut transform, velocity) in &mut movers {
+        transform.translation += (velocity.0 / 6.0).extend(0.0);
+    }
+}
+
+/// An app with `count` colliders drifting faster than they turn, updated once, in a square of the
+/// workloads' density; and the colliders.
+fn drifting_world(count: usize, seed: u64) -> (App, Vec<Entity>) {
+    let mut app = app();
+    app.add_systems(Update, drift_faster);
+    let side = 2.5 * (count as f32).sqrt();
+    let colliders = spawn_movers(&mut app, Rng(seed), count, side, 1.0..3.0);
+    app.update();
+    (app, colliders)
+}
+
+/// Updates `app`, checks its pairs against the sweep, and returns the update's diagnostics.
+fn update_and_match_the_sweep(app: &mut App, frame: usize) -> CollisionDiagnostics {
+    app.update();
+    let expected = swept_pairs(app);
+    assert_matches(app, &expected, frame);
+    *app.world().resource::<CollisionDiagnostics>()
+}
+
+/// Holds the lock that lets one test at a time use the async compute task pool.
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[test]
+fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sweep_every_frame() {
+    let _alone = alone();
+    // Within the sizes whose grid is built in the background (4,096 to 32,768 colliders).
+    let count = 6_000;
+    let (mut app, colliders) = drifting_world(count, 0xb6c8_0a11);
+    // Changes besides the colliders' places, each on the update after one that took in a grid built
+    // in the background: each must build the grid in the update, not keep the new one.
+    let mut changes = vec!["layers", "table", "disable", "despawn"].into_iter();
+    let (mut in_background, mut built, mut after_background) = (0, 0, false);
+    // Each update changes, if any change is due, a collider of its own.
+    for (frame, &changed) in colliders.iter().enumerate().take(60).skip(1) {
+        let change = if after_background && frame > 10 {
+            changes.next()
+        } else {
+            None
+        };
+        match change {
+            Some("layers") => {
+                let layers = CollisionLayers::new(0b10, 0b10);
+                app.world_mut().entity_mut(changed).insert(layers);
+            }
+            Some("table") => {
+                app.world_mut().entity_mut(changed).insert(Tagged);
+            }
+            Some("disable") => {
+                app.world_mut().entity_mut(changed).insert(ColliderDisabled);
+            }
+            Some(_) => {
+                app.world_mut().entity_mut(changed).despawn();
+            }
+            None => {}
+        }
+        let diagnostics = update_and_match_the_sweep(&mut app, frame);
+        assert!(
+            diagnostics.touching_pairs > count / 2,
+            "frame {frame}: pairs to find"
+        );
+        assert!(
+            diagnostics.grid_built || change.is_none(),
+            "frame {frame}: a change besides the colliders' places ({change:?}) builds the grid anew"
+        );
+        assert!(
+            !(diagnostics.grid_built && diagnostics.grid_built_in_background),
+            "frame {frame}: a grid taken in from the background is not built again"
+        );
+        after_background = diagnostics.grid_built_in_background;
+        in_background += usize::from(diagnostics.grid_built_in_background);
+        built += usize::from(diagnostics.grid_built);
+    }
+    assert!(changes.next().is_none(), "every change was made");
+    // The first builds are brought by the spawn and by the first moves, then one by each change.
+    assert!(
+        in_background >= 8 && built <= 7,
+        "{in_background} grids built in the background, {built} in the update"
+    );
+}
+
+#[test]
+fn a_background_build_the_busy_pool_has_not_begun_is_dropped_and_the_pairs_still_match() {
+    let _alone = alone();
+    let (mut app, _) = drifting_world(5_000, 0x0b05_7b1d);
+    // Every thread of the async compute pool held by a task of the game's, until released.
+    let pool = AsyncComputeTaskPool::get();
+    let held: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
+    let release: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    // Should an update wait for the pool instead of dropping the build, this releases the pool after a
+    // while, and the build taken in fails the test instead of hanging it.
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(20));
+        release.store(true, Ordering::SeqCst);
+    });
+    let holders: Vec<_> = (0..pool.thread_num())
+        .map(|_| {
+            pool.spawn(async move {
+                held.fetch_add(1, Ordering::SeqCst);
+                while !release.load(Ordering::SeqCst) {
+                    std::thread::yield_now();
+                }
+            })
+        })
+        .collect();
+    while held.load(Ordering::SeqCst) < pool.thread_num() {
+        std::thread::yield_now();
+    }
+    let mut built = 0;
+    for frame in 1..30 {
+        let diagnostics = update_and_match_the_sweep(&mut app, frame);
+        assert!(
+            !diagnostics.grid_built_in_background,
+            "frame {frame}: no build could begin in the background"
+        );
+        built += usize::from(diagnostics.grid_built);
+    }
+    assert!(
+        built >= 3,
+        "the grid was built {built} times in the updates"
+    );
+    release.store(true, Ordering::SeqCst);
+    for holder in holders {
+        bevy::tasks::block_on(holder);
+    }
+    // The pool free again, the grid is built in the background again.
+    let mut in_background = 0;
+    for frame in 30..60 {
+        let diagnostics = update_and_match_the_sweep(&mut app, frame);
+        in_background += usize::from(diagnostics.grid_built_in_background);
+    }
+    assert!(
+        in_background >= 3,
+        "{in_background} grids built in the background"
+    );
+}
