@@ -16,6 +16,7 @@
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use bevy::tasks::futures::check_ready;
 use bevy::tasks::{AsyncComputeTaskPool, Task, block_on};
 
 use super::{GridBuild, MOVED_SHARE};
@@ -50,81 +51,68 @@ pub(super) fn should_start(
 const START_SHARE: usize = 64;
 
 /// The numbers of colliders whose builds run in the background. On workload W1 (alternating runs
-/// against builds in the update), at 10,000 the pipeline's p99 went from 0.70 to 0.88 ms to 0.58 to
-/// 0.61 ms in three runs of four, its median and mean the same or lower. Smaller builds cost less than
-/// waking another thread and fetching its results from its cache: at 1,000 the p99 went from 0.079
-/// and 0.105 ms to 0.124 and 0.144 ms. Larger ones are bound by memory, which the build in the
-/// background takes from the update: at 1,000,000 the median went from 103 to 125 ms; at 100,000 one
-/// run was faster, one slower.
+/// against builds in the update, quiet stretches), at 10,000 the pipeline's p99 went from 0.71 to 0.91
+/// ms to 0.54 to 0.63 ms in six runs of seven, its median and mean within the noise. Smaller builds
+/// cost less than waking another thread and fetching its results from its cache: at 1,000 the p99 went
+/// from 0.079 and 0.105 ms to 0.124 and 0.144 ms. Larger ones are bound by memory, which the build in
+/// the background takes from the update: at 1,000,000 the median went from 103 to 125 ms; at 100,000
+/// one run was faster, one slower.
 const SIZES: core::ops::RangeInclusive<usize> = 4096..=32_768;
 
 /// A build in the background: its buffers, at rest or lent to the running build that fills them.
 #[derive(Debug, Default)]
 pub(super) struct BackgroundBuild {
-    state: State,
+    /// The buffers, while no build runs (none until the first build, or after one dropped unbegun).
+    idle: Option<Box<GridBuild>>,
+    /// The running build, which holds the buffers.
+    running: Option<Task<Box<GridBuild>>>,
     /// Set by the running build when it begins: one not begun when the next update needs it is dropped,
     /// so that an update never waits for the pool's threads to finish other work.
     begun: Arc<AtomicBool>,
 }
 
-/// Whether a build runs.
-#[derive(Debug)]
-enum State {
-    /// No build runs; the buffers wait for the next.
-    Idle(Box<GridBuild>),
-    /// A build runs with the buffers.
-    Running(Task<Box<GridBuild>>),
-}
-
-impl Default for State {
-    fn default() -> Self {
-        Self::Idle(Box::default())
-    }
-}
-
 impl BackgroundBuild {
     /// Starts a build that grows the boxes, after `fill` has handed it this update's colliders; does
     /// nothing without an async compute task pool, or on the web, where the next update could not
-    /// wait for it. Returns whether it started.
-    pub(super) fn start(&mut self, layered: bool, fill: impl FnOnce(&mut GridBuild)) -> bool {
-        if cfg!(target_arch = "wasm32") {
-            return false;
+    /// wait for it.
+    pub(super) fn start(&mut self, layered: bool, fill: impl FnOnce(&mut GridBuild)) {
+        if cfg!(target_arch = "wasm32") || self.running.is_some() {
+            return;
         }
-        let (State::Idle(job), Some(pool)) = (&mut self.state, AsyncComputeTaskPool::try_get())
-        else {
-            return false;
+        let Some(pool) = AsyncComputeTaskPool::try_get() else {
+            return;
         };
-        let mut job = core::mem::take(job);
+        let mut job = self.idle.take().unwrap_or_default();
         fill(&mut job);
         self.begun.store(false, Ordering::Relaxed);
         let begun = Arc::clone(&self.begun);
-        let task = pool.spawn(async move {
+        self.running = Some(pool.spawn(async move {
             begun.store(true, Ordering::Release);
             job.run(true, layered);
             job
-        });
-        self.state = State::Running(task);
-        true
+        }));
     }
 
     /// Waits for the running build, if it has begun, and returns its buffers: filled by the build, to
     /// be taken in or left for the next build. Drops a build that has not begun (the pool's threads
     /// are busy with other work): the update goes on as if none had started.
+    ///
+    /// A finished build is taken without `block_on`, which allocates when called from within a task,
+    /// as the systems of Bevy's multi-threaded executor are.
     pub(super) fn finish(&mut self) -> Option<&mut GridBuild> {
-        let State::Running(task) = &mut self.state else {
-            return None;
+        let task = self.running.as_mut()?;
+        let job = match check_ready(task) {
+            Some(job) => job,
+            None if self.begun.load(Ordering::Acquire) => block_on(task),
+            None => {
+                // Dropping the task cancels it; should it begin meanwhile, it runs to its end on its
+                // own buffers, which go with it.
+                self.running = None;
+                return None;
+            }
         };
-        if !self.begun.load(Ordering::Acquire) && !task.is_finished() {
-            // Dropping the task cancels it; should it begin meanwhile, it runs to its end on its own
-            // buffers, which go with it.
-            self.state = State::default();
-            return None;
-        }
-        self.state = State::Idle(block_on(task));
-        let State::Idle(job) = &mut self.state else {
-            unreachable!("just set")
-        };
-        Some(job)
+        self.running = None;
+        Some(self.idle.insert(job))
     }
 }
 
@@ -142,8 +130,8 @@ mod tests {
         assert!(!should_start(25_600, 50, 3, 0));
         assert!(should_start(25_600, 51, 3, 0));
         assert!(should_start(25_600, 3_200, 3, 0));
-        // The last build was kept for 5 updates: this one starts the next build on the update after
-        // its fourth, whatever moved.
+        // The last build was kept by 5 updates and not by the sixth: this one starts the next build on
+        // its fifth update (four kept it before), whatever moved, for the sixth to take in.
         assert!(!should_start(25_600, 0, 3, 5));
         assert!(should_start(25_600, 0, 4, 5));
         assert!(should_start(25_600, 0, 9, 5));
