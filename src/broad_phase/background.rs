@@ -13,7 +13,7 @@
 //!
 //! Where no thread is free (a single-threaded build of Bevy), the build runs when it is started.
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bevy::tasks::futures::check_ready;
@@ -66,9 +66,12 @@ pub(super) struct BackgroundBuild {
     idle: Option<Box<GridBuild>>,
     /// The running build, which holds the buffers.
     running: Option<Task<Box<GridBuild>>>,
-    /// Set by the running build when it begins: one not begun when the next update needs it is dropped,
-    /// so that an update never waits for the pool's threads to finish other work.
-    begun: Arc<AtomicBool>,
+    /// The number of the last build started, and the greatest number of those that began, which each
+    /// sets when it begins: one not begun when the next update needs it is dropped, so that an update
+    /// never waits for the pool's threads to finish other work. A dropped build that begins after all
+    /// cannot pass for a later one.
+    started: u64,
+    begun: Arc<AtomicU64>,
 }
 
 impl BackgroundBuild {
@@ -84,10 +87,10 @@ impl BackgroundBuild {
         };
         let mut job = self.idle.take().unwrap_or_default();
         fill(&mut job);
-        self.begun.store(false, Ordering::Relaxed);
-        let begun = Arc::clone(&self.begun);
+        self.started += 1;
+        let (number, begun) = (self.started, Arc::clone(&self.begun));
         self.running = Some(pool.spawn(async move {
-            begun.store(true, Ordering::Release);
+            begun.fetch_max(number, Ordering::AcqRel);
             job.run(true, layered);
             job
         }));
@@ -103,7 +106,7 @@ impl BackgroundBuild {
         let task = self.running.as_mut()?;
         let job = match check_ready(task) {
             Some(job) => job,
-            None if self.begun.load(Ordering::Acquire) => block_on(task),
+            None if self.begun.load(Ordering::Acquire) == self.started => block_on(task),
             None => {
                 // Dropping the task cancels it; should it begin meanwhile, it runs to its end on its
                 // own buffers, which go with it.
