@@ -175,7 +175,7 @@ pub(crate) fn find_contacts(
     } = &mut *contacts;
     core::mem::swap(current, previous);
     current.clear();
-    let entries = &broad_phase.entries;
+    let entries = &broad_phase.build.entries;
     let mode = settings.overlap_mode;
     let candidates = &broad_phase.candidates;
     let pool = pool_for(candidates.len(), PARALLEL_THRESHOLD);

@@ -92,6 +92,8 @@ impl BackgroundBuild {
         self.running = Some(pool.spawn(async move {
             begun.fetch_max(number, Ordering::AcqRel);
             job.run(true, layered);
+            // Indexed here, not by the update that takes the build in.
+            job.moved.index(&job.entries);
             job
         }));
     }

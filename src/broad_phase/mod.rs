@@ -63,10 +63,10 @@ pub(crate) struct ColliderEntry {
 /// reads it.
 #[derive(Resource, Debug, Default)]
 pub struct BroadPhase {
-    /// The colliders taking part, in the grid's order as of the last full build; the shapes are this
-    /// update's.
-    pub(crate) entries: Vec<ColliderEntry>,
-    /// Pairs of slots in `entries` for the exact tests.
+    /// The last build of the grid, with the colliders taking part ([`GridBuild::entries`]), and this
+    /// update's gathered colliders.
+    pub(crate) build: GridBuild,
+    /// Pairs of slots in the entries for the exact tests.
     pub(crate) candidates: Vec<(u32, u32)>,
     /// Whether nothing changed since the last update, so its pairs and contacts still hold.
     pub(crate) unchanged: bool,
@@ -80,19 +80,10 @@ pub struct BroadPhase {
     /// by one (see [`Self::rebuild_due`]): the broad phase then gathers every collider, which needs no
     /// list of them.
     pub(crate) moved_entities: Vec<(Entity, Option<WorldShape>)>,
-    moved: MovedSinceBuild,
     /// This update's moved colliders: their slots and new shapes.
     moved_shapes: Vec<(usize, WorldShape)>,
-    grid: UniformGrid,
     /// The grid of the colliders moved since the build, rebuilt each update.
     moved_grid: UniformGrid,
-    /// Bounding boxes, a grid's order of them, and entries before reordering: buffers kept between
-    /// updates.
-    aabbs: Vec<Aabb2d>,
-    order: Vec<u32>,
-    spare_entries: Vec<ColliderEntry>,
-    /// The pairs of the last build: those of its grown boxes (see [`drift_margin`]).
-    build_pairs: Vec<(u32, u32)>,
     /// The slots that left their grown box of the build this update, and the same for each task of a
     /// split update.
     escaped: Vec<u32>,
@@ -101,9 +92,7 @@ pub struct BroadPhase {
     slot_bounds: Vec<Bounds>,
     /// The order of the grid of the colliders moved since the build.
     moved_order: Vec<u32>,
-    /// The sizes [`drift_margin`] samples.
-    margin_sample: Vec<f32>,
-    /// Whether the last build grew its boxes (see [`Self::build`]).
+    /// Whether the last build grew its boxes (see [`Self::build_grid`]).
     grown: bool,
     /// How many updates kept the grid since the last build, and how many kept the one before it.
     kept_since_build: usize,
@@ -113,10 +102,6 @@ pub struct BroadPhase {
     /// Whether this update's attempt to keep the grid found, in its sample, too many colliders out of
     /// their grown boxes (rather than a collider in another table or with other layers).
     sample_escaped: bool,
-    /// Each entry's layers, in the entries' order; empty unless `layered`.
-    layers: Vec<CollisionLayers>,
-    /// The layers as gathered, before reordering.
-    spare_layers: Vec<CollisionLayers>,
     invalid: usize,
     /// Whether some collider has layers other than [`CollisionLayers::ALL`], so that pairs must be
     /// filtered by layers; as of the last full build.
@@ -133,8 +118,8 @@ impl BroadPhase {
     pub fn candidate_pairs(&self) -> impl Iterator<Item = (Entity, Entity)> + '_ {
         self.candidates.iter().map(|&(i, j)| {
             (
-                self.entries[i as usize].entity,
-                self.entries[j as usize].entity,
+                self.build.entries[i as usize].entity,
+                self.build.entries[j as usize].entity,
             )
         })
     }
@@ -146,7 +131,8 @@ impl BroadPhase {
 
     /// The bounding boxes of the colliders taking part this frame.
     pub fn aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
-        self.entries
+        self.build
+            .entries
             .iter()
             .map(|entry| (entry.entity, entry.shape.aabb()))
     }
@@ -155,7 +141,7 @@ impl BroadPhase {
     /// tested again this update.
     #[inline]
     pub(crate) fn has_moved(&self, entity: Entity) -> bool {
-        self.moved.has_moved(entity)
+        self.build.moved.has_moved(entity)
     }
 
     /// Whether, with `moved_now` colliders moved this update besides those moved since the last build,
@@ -171,7 +157,7 @@ impl BroadPhase {
     /// whatever moves.
     #[inline]
     pub(crate) fn moved_room(&self) -> Option<usize> {
-        moved_room(self.entries.len(), self.moved.slots().len())
+        moved_room(self.build.entries.len(), self.build.moved.slots().len())
     }
 
     /// Gathers every enabled, valid collider, then keeps the grid of the last build when only moves
@@ -185,15 +171,15 @@ impl BroadPhase {
         } = gather_colliders(
             colliders,
             GatherTarget {
-                entries: &mut self.spare_entries,
-                aabbs: &mut self.aabbs,
-                layers: &mut self.spare_layers,
+                entries: &mut self.build.gathered,
+                aabbs: &mut self.build.aabbs,
+                layers: &mut self.build.gathered_layers,
             },
         );
         self.sample_escaped = false;
         let drifted = moves_alone && self.grown && self.update_drifted();
         if !drifted {
-            self.build(moves_alone);
+            self.build_grid(moves_alone);
         }
         !drifted
     }
@@ -205,7 +191,7 @@ impl BroadPhase {
     /// for a single update because too many colliders left their boxes (everything teleports every
     /// update), the next [`PLAIN_BUILDS`] builds brought by moves leave the boxes as they are too; not
     /// when a collider changed layers or tables (see [`Self::update_drifted`]).
-    fn build(&mut self, after_moves: bool) {
+    fn build_grid(&mut self, after_moves: bool) {
         if self.grown && self.kept_since_build == 0 && self.sample_escaped {
             self.plain_builds_left = PLAIN_BUILDS;
         }
@@ -214,43 +200,21 @@ impl BroadPhase {
             self.plain_builds_left = self.plain_builds_left.saturating_sub(1);
         }
         self.kept_build_before = core::mem::take(&mut self.kept_since_build);
-        let grown = self.grown;
         let Self {
-            entries,
-            aabbs,
+            build,
             candidates,
-            build_pairs,
-            grid,
-            order,
-            spare_entries,
-            layers,
-            spare_layers,
-            moved,
             layered,
             slot_bounds,
-            margin_sample,
+            grown,
             ..
         } = self;
-        BuildParts {
-            aabbs,
-            gathered: spare_entries,
-            gathered_layers: spare_layers,
-            margin_sample,
-            grid,
-            order,
-            entries,
-            layers,
-            pairs: if grown {
-                &mut *build_pairs
-            } else {
-                &mut *candidates
-            },
+        build.run(*grown, *layered);
+        if *grown {
+            hand_over_grown_pairs(&build.entries, &build.pairs, slot_bounds, candidates);
+        } else {
+            // The pairs of a build that kept nothing go to the exact tests as they are.
+            core::mem::swap(candidates, &mut build.pairs);
         }
-        .build(grown, *layered);
-        if grown {
-            hand_over_grown_pairs(entries, build_pairs, slot_bounds, candidates);
-        }
-        moved.reset();
     }
 
     /// Takes the gathered colliders into the entries when they are the entries of the last build, in
@@ -262,33 +226,33 @@ impl BroadPhase {
     /// The colliders are taken in the build's order (`drift.rs`), which reads the gathered ones where the
     /// build's reorder reads them and their grown boxes in sequence.
     fn update_drifted(&mut self) -> bool {
-        let count = self.entries.len();
-        if count == 0 || self.spare_entries.len() != count {
+        let count = self.build.entries.len();
+        if count == 0 || self.build.gathered.len() != count {
             return false;
         }
-        self.moved.index(&self.entries);
-        let Some(room) = moved_room(count, self.moved.slots().len()) else {
+        self.build.moved.index(&self.build.entries);
+        let Some(room) = moved_room(count, self.build.moved.slots().len()) else {
             return false;
         };
         // The gather overwrote `layered`; the build's is whether it kept the layers.
-        let built_layered = !self.layers.is_empty();
+        let built_layered = !self.build.layers.is_empty();
         if self.layered != built_layered {
             return false;
         }
         if self.layered
-            && (self.layers.iter().zip(&self.order))
-                .any(|(layers, &gathered)| self.spare_layers[gathered as usize] != *layers)
+            && (self.build.layers.iter().zip(&self.build.order))
+                .any(|(layers, &gathered)| self.build.gathered_layers[gathered as usize] != *layers)
         {
             return false;
         }
         let source = DriftSource {
-            gathered: &self.spare_entries,
-            aabbs: &self.aabbs,
-            grid: &self.grid,
-            moved: &self.moved,
+            gathered: &self.build.gathered,
+            aabbs: &self.build.aabbs,
+            grid: &self.build.grid,
+            moved: &self.build.moved,
             room,
         };
-        if sample_shows_too_many_escaped(source, &self.order) {
+        if sample_shows_too_many_escaped(source, &self.build.order) {
             self.sample_escaped = true;
             return false;
         }
@@ -297,9 +261,9 @@ impl BroadPhase {
             pool_for(count, drift::PARALLEL_THRESHOLD),
             source,
             DriftTarget {
-                entries: &mut self.entries,
+                entries: &mut self.build.entries,
                 slot_bounds: &mut self.slot_bounds,
-                order: &self.order,
+                order: &self.build.order,
             },
             &mut self.escaped,
             &mut self.task_escaped,
@@ -308,21 +272,22 @@ impl BroadPhase {
             return false;
         }
         for &slot in &self.escaped {
-            self.moved
-                .mark(slot as usize, self.entries[slot as usize].entity);
+            self.build
+                .moved
+                .mark(slot as usize, self.build.entries[slot as usize].entity);
         }
         // Started before the rest of the update's work, which it runs beside.
         if background::should_start(
             count,
-            self.moved.slots().len(),
+            self.build.moved.slots().len(),
             self.kept_since_build,
             self.kept_build_before,
         ) {
             self.start_background_build();
         }
         self.find_moved_pairs();
-        let moved = &self.moved;
-        let (pairs, boxes, out) = (&self.build_pairs, &self.slot_bounds, &mut self.candidates);
+        let moved = &self.build.moved;
+        let (pairs, boxes, out) = (&self.build.pairs, &self.slot_bounds, &mut self.candidates);
         if moved.slots().is_empty() {
             push_overlapping(pairs, boxes, |_| 1, out);
         } else {
@@ -339,18 +304,11 @@ impl BroadPhase {
     /// Starts a build over this update's gathered colliders in the background (`background.rs`),
     /// lending it their buffers: the next update's gather fills others.
     fn start_background_build(&mut self) {
-        let Self {
-            aabbs,
-            spare_entries,
-            spare_layers,
-            layered,
-            background,
-            ..
-        } = self;
-        background.start(*layered, |job| {
-            core::mem::swap(&mut job.aabbs, aabbs);
-            core::mem::swap(&mut job.gathered, spare_entries);
-            core::mem::swap(&mut job.gathered_layers, spare_layers);
+        let (build, layered) = (&mut self.build, self.layered);
+        self.background.start(layered, |job| {
+            core::mem::swap(&mut job.aabbs, &mut build.aabbs);
+            core::mem::swap(&mut job.gathered, &mut build.gathered);
+            core::mem::swap(&mut job.gathered_layers, &mut build.gathered_layers);
         });
     }
 
@@ -364,12 +322,8 @@ impl BroadPhase {
         if !take {
             return false;
         }
-        core::mem::swap(&mut self.grid, &mut job.grid);
-        core::mem::swap(&mut self.order, &mut job.order);
-        core::mem::swap(&mut self.entries, &mut job.entries);
-        core::mem::swap(&mut self.layers, &mut job.layers);
-        core::mem::swap(&mut self.build_pairs, &mut job.pairs);
-        core::mem::swap(&mut self.moved, &mut job.moved);
+        // The update's gathered colliders go with the rest: the gather fills them anew.
+        core::mem::swap(&mut self.build, job);
         self.grown = true;
         self.kept_build_before = core::mem::take(&mut self.kept_since_build);
         true
@@ -382,18 +336,18 @@ impl BroadPhase {
         if self.rebuild_due(self.moved_entities.len()) {
             return false;
         }
-        self.moved.index(&self.entries);
+        self.build.moved.index(&self.build.entries);
         // Check every moved collider before changing anything.
         self.moved_shapes.clear();
         for &(entity, shape) in &self.moved_entities {
-            match (self.moved.slot(entity, &self.entries), shape) {
+            match (self.build.moved.slot(entity, &self.build.entries), shape) {
                 (Some(slot), Some(shape)) => self.moved_shapes.push((slot, shape)),
                 _ => return false,
             }
         }
         for &(slot, shape) in &self.moved_shapes {
-            self.entries[slot].shape = shape;
-            self.moved.mark(slot, self.entries[slot].entity);
+            self.build.entries[slot].shape = shape;
+            self.build.moved.mark(slot, self.build.entries[slot].entity);
         }
         self.find_moved_pairs();
         true
@@ -403,14 +357,18 @@ impl BroadPhase {
     /// their own, moved against the others in the grid of the build (whose order is the entries').
     fn find_moved_pairs(&mut self) {
         let Self {
-            entries,
+            build:
+                GridBuild {
+                    entries,
+                    moved,
+                    grid,
+                    aabbs,
+                    layers,
+                    ..
+                },
             candidates,
-            moved,
-            grid,
             moved_grid,
-            aabbs,
             moved_order: order,
-            layers,
             layered,
             ..
         } = self;
@@ -453,29 +411,38 @@ impl BroadPhase {
     }
 }
 
-/// What a build of the grid reads and writes, borrowed: from [`BroadPhase`]'s buffers for a build in
-/// the update, from a [`GridBuild`] for one in the background.
-struct BuildParts<'a> {
-    /// The gathered colliders' padded boxes, grown in place by a build that grows them.
-    aabbs: &'a mut [Aabb2d],
-    /// The gathered colliders and, when layered, their layers, in the order of Bevy's tables.
-    gathered: &'a [ColliderEntry],
-    gathered_layers: &'a [CollisionLayers],
+/// A build of the grid: the gathered colliders it reads, and the grid, order, entries, layers, pairs
+/// and record of moves it makes. [`BroadPhase`] keeps the last one, its gathered colliders this
+/// update's; a build in the background (`background.rs`) fills one of its own, which the update that
+/// takes it in swaps with the broad phase's.
+#[derive(Debug, Default)]
+pub(crate) struct GridBuild {
+    /// The gathered colliders' padded boxes (grown in place by a build that grows them), the colliders
+    /// and, when layered, their layers, in the order of Bevy's tables.
+    aabbs: Vec<Aabb2d>,
+    gathered: Vec<ColliderEntry>,
+    gathered_layers: Vec<CollisionLayers>,
     /// [`drift_margin`]'s buffer.
-    margin_sample: &'a mut Vec<f32>,
-    grid: &'a mut UniformGrid,
-    /// The grid's order of the gathered colliders, and the colliders and layers in that order.
-    order: &'a mut Vec<u32>,
-    entries: &'a mut Vec<ColliderEntry>,
-    layers: &'a mut Vec<CollisionLayers>,
-    /// The pairs whose boxes overlap and whose layers allow them, as slots of `entries`.
-    pairs: &'a mut Vec<(u32, u32)>,
+    margin_sample: Vec<f32>,
+    grid: UniformGrid,
+    /// The grid's order of the gathered colliders (`order[slot]` is the gathered index in that slot).
+    order: Vec<u32>,
+    /// The colliders taking part, in the grid's order; their shapes are this update's.
+    pub(crate) entries: Vec<ColliderEntry>,
+    /// Each entry's layers, in the entries' order; empty unless layered.
+    layers: Vec<CollisionLayers>,
+    /// The pairs whose boxes overlap and whose layers allow them, as slots of the entries: those of the
+    /// grown boxes after a build that grew them (see [`drift_margin`]).
+    pairs: Vec<(u32, u32)>,
+    /// Which entries moved since the build.
+    moved: MovedSinceBuild,
 }
 
-impl BuildParts<'_> {
-    /// Grows the boxes by [`drift_margin`] when `grow`, sizes and sorts the grid, puts the colliders
-    /// (and their layers, when `layered`) in its order, and finds the pairs.
-    fn build(self, grow: bool, layered: bool) {
+impl GridBuild {
+    /// Grows the gathered boxes by [`drift_margin`] when `grow`, sizes and sorts the grid, puts the
+    /// colliders (and their layers, when `layered`) in its order, finds the pairs, and forgets every
+    /// move.
+    fn run(&mut self, grow: bool, layered: bool) {
         let Self {
             aabbs,
             gathered,
@@ -486,6 +453,7 @@ impl BuildParts<'_> {
             entries,
             layers,
             pairs,
+            moved,
         } = self;
         if grow {
             let margin = drift_margin(aabbs, margin_sample);
@@ -508,46 +476,7 @@ impl BuildParts<'_> {
         if layered {
             pairs.retain(|&(i, j)| layers[i as usize].interacts_with(&layers[j as usize]));
         }
-    }
-}
-
-/// The buffers of a build made in the background (`background.rs`), owned: the gathered colliders it
-/// was handed, and the grid, order, entries, layers and pairs it made, which the update that takes the
-/// build in swaps with [`BroadPhase`]'s own.
-#[derive(Debug, Default)]
-struct GridBuild {
-    aabbs: Vec<Aabb2d>,
-    gathered: Vec<ColliderEntry>,
-    gathered_layers: Vec<CollisionLayers>,
-    margin_sample: Vec<f32>,
-    grid: UniformGrid,
-    order: Vec<u32>,
-    entries: Vec<ColliderEntry>,
-    layers: Vec<CollisionLayers>,
-    pairs: Vec<(u32, u32)>,
-    /// The record of moves since this build, indexed for its entries (a record of an older build
-    /// between builds).
-    moved: MovedSinceBuild,
-}
-
-impl GridBuild {
-    /// Builds the grid over the colliders handed over (see [`BuildParts::build`]), and indexes the
-    /// record of moves for its entries: work the update that takes the build in is spared.
-    fn run(&mut self, grow: bool, layered: bool) {
-        BuildParts {
-            aabbs: &mut self.aabbs,
-            gathered: &self.gathered,
-            gathered_layers: &self.gathered_layers,
-            margin_sample: &mut self.margin_sample,
-            grid: &mut self.grid,
-            order: &mut self.order,
-            entries: &mut self.entries,
-            layers: &mut self.layers,
-            pairs: &mut self.pairs,
-        }
-        .build(grow, layered);
-        self.moved.reset();
-        self.moved.index(&self.entries);
+        moved.reset();
     }
 }
 
@@ -707,7 +636,7 @@ pub(crate) fn find_candidate_pairs(
         broad_phase.kept_since_build += 1;
     }
     broad_phase.moved_entities.clear();
-    diagnostics.colliders = broad_phase.entries.len();
+    diagnostics.colliders = broad_phase.build.entries.len();
     diagnostics.invalid_colliders = broad_phase.invalid;
     diagnostics.candidate_pairs = broad_phase.candidates.len();
     diagnostics.timings.broad_phase = timer.elapsed();
