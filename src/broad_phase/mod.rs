@@ -104,7 +104,7 @@ pub struct BroadPhase {
     sample_escaped: bool,
     invalid: usize,
     /// Whether some collider has layers other than [`CollisionLayers::ALL`], so that pairs must be
-    /// filtered by layers; as of the last full build.
+    /// filtered by layers; as of the last gather (the last build's is whether it kept layers).
     layered: bool,
     /// The build running in the background, or its buffers at rest (`background.rs`).
     background: BackgroundBuild,
@@ -417,8 +417,9 @@ impl BroadPhase {
 /// takes it in swaps with the broad phase's.
 #[derive(Debug, Default)]
 pub(crate) struct GridBuild {
-    /// The gathered colliders' padded boxes (grown in place by a build that grows them), the colliders
-    /// and, when layered, their layers, in the order of Bevy's tables.
+    /// The gathered colliders' padded boxes (grown in place by a build that grows them; after the build
+    /// or the attempt to keep it, the moved colliders' boxes, as `find_moved_pairs`' buffer), the
+    /// colliders and, when layered, their layers, in the order of Bevy's tables.
     aabbs: Vec<Aabb2d>,
     gathered: Vec<ColliderEntry>,
     gathered_layers: Vec<CollisionLayers>,
