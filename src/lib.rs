@@ -13,6 +13,7 @@ pub mod layers;
 pub mod narrow_phase;
 mod parallel;
 pub mod plugin;
+mod prefetch;
 mod prepare;
 pub mod query;
 mod radix_sort;

@@ -2,6 +2,8 @@
 
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
+use crate::prefetch::{AHEAD, prefetch_ahead, worth_prefetching};
+
 /// The compute task pool, when it has several threads and `items` reach `threshold`: one thread gains
 /// nothing from the pool's tasks and pays for them (allocations included), and few items pay for them
 /// too.
@@ -19,9 +21,13 @@ pub(crate) fn gather_in_order<T: Copy + Send + Sync>(
     order: &[u32],
     target: &mut Vec<T>,
 ) {
+    let prefetch = worth_prefetching(source);
     let Some(pool) = pool.filter(|_| !order.is_empty()) else {
         target.clear();
-        target.extend(order.iter().map(|&index| source[index as usize]));
+        target.extend(order.iter().enumerate().map(|(k, &index)| {
+            prefetch_order_ahead(prefetch, source, order, k);
+            source[index as usize]
+        }));
         return;
     };
     // Every slot is written below: only slots beyond the buffer's last length need a value first.
@@ -30,12 +36,23 @@ pub(crate) fn gather_in_order<T: Copy + Send + Sync>(
     pool.scope(|scope| {
         for (run, order) in target.chunks_mut(run_len).zip(order.chunks(run_len)) {
             scope.spawn(async move {
-                for (slot, &index) in run.iter_mut().zip(order) {
+                for (k, (slot, &index)) in run.iter_mut().zip(order).enumerate() {
+                    prefetch_order_ahead(prefetch, source, order, k);
                     *slot = source[index as usize];
                 }
             });
         }
     });
+}
+
+/// When `prefetch`, asks for the element of `source` that [`gather_in_order`] reads [`AHEAD`] steps
+/// after step `k` (`prefetch.rs`): in the build of W1 at 100,000 colliders the reorder took 0.91 to
+/// 1.06 ms with this and 1.13 to 1.67 ms without (two alternating runs of each).
+#[inline(always)]
+fn prefetch_order_ahead<T>(prefetch: bool, source: &[T], order: &[u32], k: usize) {
+    if let Some(&ahead) = order.get(k + AHEAD).filter(|_| prefetch) {
+        prefetch_ahead(source, ahead as usize);
+    }
 }
 
 /// Sorts `sample` (not empty) and pushes to `starts`, which holds the first range's start, the starts
@@ -71,15 +88,19 @@ mod tests {
 
     #[test]
     fn gathers_in_order_on_one_thread_and_on_several() {
-        let source: Vec<u64> = (0..10_000).map(|i| i * 3 + 1).collect();
-        let order: Vec<u32> = (0..10_000u32).map(|i| (i * 7919) % 10_000).collect();
-        let expected: Vec<u64> = order.iter().map(|&i| source[i as usize]).collect();
         let pool = TaskPoolBuilder::new().num_threads(3).build();
-        for pool in [None, Some(&pool)] {
-            // A longer buffer than needed, as a kept buffer can be.
-            let mut target = vec![0; 12_000];
-            gather_in_order(pool, &source, &order, &mut target);
-            assert_eq!(target, expected, "with a pool: {}", pool.is_some());
+        // Small enough for the cache, and too large for it (`prefetch.rs`).
+        for len in [10_000, 200_000] {
+            let source: Vec<u64> = (0..len).map(|i| i * 3 + 1).collect();
+            assert_eq!(worth_prefetching(&source), len > 10_000);
+            let order: Vec<u32> = (0..len as u32).map(|i| (i * 7919) % len as u32).collect();
+            let expected: Vec<u64> = order.iter().map(|&i| source[i as usize]).collect();
+            for pool in [None, Some(&pool)] {
+                // A longer buffer than needed, as a kept buffer can be.
+                let mut target = vec![0; len as usize + 2_000];
+                gather_in_order(pool, &source, &order, &mut target);
+                assert_eq!(target, expected, "{len}, with a pool: {}", pool.is_some());
+            }
         }
     }
 

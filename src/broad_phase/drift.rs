@@ -14,6 +14,7 @@ use bevy::tasks::TaskPool;
 use super::ColliderEntry;
 use super::grid::{Bounds, UniformGrid};
 use super::moved::MovedSinceBuild;
+use crate::prefetch::{AHEAD, prefetch_ahead, worth_prefetching};
 
 /// Below this many colliders the slots are taken on one thread.
 pub(super) const PARALLEL_THRESHOLD: usize = 32_768;
@@ -133,10 +134,32 @@ fn take_run(
     escaped_count: &AtomicUsize,
     escaped: &mut Vec<u32>,
 ) -> bool {
+    // The gathered colliders are read out of order (`prefetch.rs`): a loop for each choice, so that
+    // the one that does not ask costs nothing for it.
+    if worth_prefetching(source.gathered) {
+        take_slots::<true>(source, first_slot, target, escaped_count, escaped)
+    } else {
+        take_slots::<false>(source, first_slot, target, escaped_count, escaped)
+    }
+}
+
+/// [`take_run`]'s loop, asking for the gathered colliders [`AHEAD`] slots on when `PREFETCH`.
+#[inline(always)]
+fn take_slots<const PREFETCH: bool>(
+    source: DriftSource,
+    first_slot: usize,
+    target: DriftTarget,
+    escaped_count: &AtomicUsize,
+    escaped: &mut Vec<u32>,
+) -> bool {
     let runs = (target.entries.iter_mut())
         .zip(target.slot_bounds.iter_mut())
         .zip(target.order);
     for (offset, ((entry, slot_bounds), &gathered)) in runs.enumerate() {
+        if let Some(&ahead) = target.order.get(offset + AHEAD).filter(|_| PREFETCH) {
+            prefetch_ahead(source.gathered, ahead as usize);
+            prefetch_ahead(source.aabbs, ahead as usize);
+        }
         let slot = first_slot + offset;
         let new = &source.gathered[gathered as usize];
         if new.entity != entry.entity {

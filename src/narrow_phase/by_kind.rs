@@ -13,6 +13,7 @@ use bevy::prelude::*;
 
 use crate::broad_phase::ColliderEntry;
 use crate::geometry::*;
+use crate::prefetch::{AHEAD, prefetch_ahead, worth_prefetching};
 
 use super::PairContact;
 
@@ -41,11 +42,34 @@ impl TestsByKind {
         mode: OverlapMode,
         out: &mut Vec<PairContact>,
     ) {
+        // The second slots run ahead of the first by up to a row of the grid's cells, and both are new
+        // to the cache in large worlds (`prefetch.rs`): a loop for each choice, so that the one that
+        // does not ask costs nothing for it.
+        if worth_prefetching(entries) {
+            self.test_blocks::<true>(candidates, entries, mode, out);
+        } else {
+            self.test_blocks::<false>(candidates, entries, mode, out);
+        }
+    }
+
+    /// [`Self::test`]'s loop, asking for the colliders of the candidate [`AHEAD`] on when `PREFETCH`.
+    #[inline(always)]
+    fn test_blocks<const PREFETCH: bool>(
+        &mut self,
+        candidates: &[(u32, u32)],
+        entries: &[ColliderEntry],
+        mode: OverlapMode,
+        out: &mut Vec<PairContact>,
+    ) {
         for block in candidates.chunks(BLOCK) {
             for group in &mut self.groups {
                 group.clear();
             }
-            for &(i, j) in block {
+            for (k, &(i, j)) in block.iter().enumerate() {
+                if let Some(&(ahead_i, ahead_j)) = block.get(k + AHEAD).filter(|_| PREFETCH) {
+                    prefetch_ahead(entries, ahead_i as usize);
+                    prefetch_ahead(entries, ahead_j as usize);
+                }
                 let kind = |slot: u32| kind_index(&entries[slot as usize].shape);
                 let placing = PLACING_OF_KINDS[kind(i) << 2 | kind(j)];
                 let pair = if placing & SWAP != 0 { (j, i) } else { (i, j) };
@@ -243,6 +267,10 @@ mod tests {
                 }
             })
             .collect();
+        let far_away = ColliderEntry {
+            entity: Entity::PLACEHOLDER,
+            shape: WorldShape::Circle(WorldCircle::new(Vec2::splat(1e6), 1.0)),
+        };
         let candidates: Vec<(u32, u32)> = (0..20_000)
             .map(|_| (next(count), next(count)))
             .filter(|(i, j)| i != j)
@@ -271,8 +299,16 @@ mod tests {
             for slice in candidates.chunks(123) {
                 tests.test(slice, &entries, mode, &mut in_slices);
             }
+            // The same candidates among entries too many for the cache, whose loop asks for them
+            // ahead (`prefetch.rs`): the entries no candidate names lie far away.
+            let mut many_entries = entries.clone();
+            many_entries.resize(40_000, far_away);
+            assert!(worth_prefetching(&many_entries));
+            let mut among_many = Vec::new();
+            tests.test(&candidates, &many_entries, mode, &mut among_many);
             assert_eq!(by_pair(whole), expected, "in one go, {mode:?}");
             assert_eq!(by_pair(in_slices), expected, "in slices, {mode:?}");
+            assert_eq!(by_pair(among_many), expected, "among many, {mode:?}");
         }
     }
 }
