@@ -13,32 +13,33 @@ pub(crate) fn pool_for(items: usize, threshold: usize) -> Option<&'static TaskPo
         .map(|pool| &**pool)
 }
 
-/// Writes `source[order[k]]` to `target[k]` for every k (`target` ends with `order`'s length), split
-/// into a run of `target` per task when `pool` is given.
-pub(crate) fn gather_in_order<T: Copy + Send + Sync>(
+/// Writes `take(&source[order[k]])` to `target[k]` for every k (`target` ends with `order`'s length),
+/// split into a run of `target` per task when `pool` is given.
+pub(crate) fn gather_in_order<S: Sync, T: Copy + Send>(
     pool: Option<&TaskPool>,
-    source: &[T],
+    source: &[S],
     order: &[u32],
     target: &mut Vec<T>,
+    take: impl Fn(&S) -> T + Copy + Send,
 ) {
     let prefetch = worth_prefetching(source);
     let Some(pool) = pool.filter(|_| !order.is_empty()) else {
         target.clear();
         target.extend(order.iter().enumerate().map(|(k, &index)| {
             prefetch_order_ahead(prefetch, source, order, k);
-            source[index as usize]
+            take(&source[index as usize])
         }));
         return;
     };
     // Every slot is written below: only slots beyond the buffer's last length need a value first.
-    target.resize(order.len(), source[order[0] as usize]);
+    target.resize(order.len(), take(&source[order[0] as usize]));
     let run_len = order.len().div_ceil(pool.thread_num());
     pool.scope(|scope| {
         for (run, order) in target.chunks_mut(run_len).zip(order.chunks(run_len)) {
             scope.spawn(async move {
                 for (k, (slot, &index)) in run.iter_mut().zip(order).enumerate() {
                     prefetch_order_ahead(prefetch, source, order, k);
-                    *slot = source[index as usize];
+                    *slot = take(&source[index as usize]);
                 }
             });
         }
@@ -98,7 +99,7 @@ mod tests {
             for pool in [None, Some(&pool)] {
                 // A longer buffer than needed, as a kept buffer can be.
                 let mut target = vec![0; len as usize + 2_000];
-                gather_in_order(pool, &source, &order, &mut target);
+                gather_in_order(pool, &source, &order, &mut target, |&value| value);
                 assert_eq!(target, expected, "{len}, with a pool: {}", pool.is_some());
             }
         }

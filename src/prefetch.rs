@@ -27,7 +27,7 @@ pub(crate) fn worth_prefetching<T>(items: &[T]) -> bool {
 }
 
 /// Asks for `items[index]` to be brought into the cache, if it exists; both of its ends, for an element
-/// that straddles two cache lines.
+/// that may straddle two cache lines.
 #[inline(always)]
 pub(crate) fn prefetch_ahead<T>(items: &[T], index: usize) {
     if let Some(item) = items.get(index) {
@@ -35,7 +35,8 @@ pub(crate) fn prefetch_ahead<T>(items: &[T], index: usize) {
     }
 }
 
-/// Asks for `item`'s cache lines.
+/// Asks for `item`'s cache lines: one, unless it is larger than its alignment (an element aligned to
+/// its own size, at most a line's, lies within one line).
 #[inline(always)]
 fn prefetch<T>(item: &T) {
     #[cfg(target_arch = "x86_64")]
@@ -47,7 +48,9 @@ fn prefetch<T>(item: &T) {
         // SSE, which it needs, is part of every x86-64 processor.
         unsafe {
             _mm_prefetch::<_MM_HINT_T0>(first);
-            _mm_prefetch::<_MM_HINT_T0>(last);
+            if size_of::<T>() > align_of::<T>() {
+                _mm_prefetch::<_MM_HINT_T0>(last);
+            }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -8,10 +8,10 @@
 
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use bevy::math::bounding::Aabb2d;
 use bevy::tasks::TaskPool;
 
 use super::ColliderEntry;
+use super::gather::GatheredCollider;
 use super::grid::{Bounds, UniformGrid};
 use super::moved::MovedSinceBuild;
 use crate::prefetch::{AHEAD, prefetch_ahead, worth_prefetching};
@@ -22,10 +22,8 @@ pub(super) const PARALLEL_THRESHOLD: usize = 32_768;
 /// What the slots are taken from and checked against.
 #[derive(Clone, Copy)]
 pub(super) struct DriftSource<'a> {
-    /// The colliders as gathered this update, in the order of Bevy's tables.
-    pub gathered: &'a [ColliderEntry],
-    /// Their padded boxes, in the same order.
-    pub aabbs: &'a [Aabb2d],
+    /// The colliders as gathered this update, with their padded boxes, in the order of Bevy's tables.
+    pub gathered: &'a [GatheredCollider],
     /// The build's grid, whose boxes are the grown ones, in the slots' order.
     pub grid: &'a UniformGrid,
     /// The slots moved since the build: they need no check.
@@ -108,7 +106,7 @@ pub(super) fn sample_shows_too_many_escaped(source: DriftSource, order: &[u32]) 
     let sampled = (0..order.len()).step_by(ESCAPE_SAMPLE_STRIDE);
     let escaped = sampled
         .filter(|&slot| {
-            let bounds = Bounds::of(&source.aabbs[order[slot] as usize]);
+            let bounds = Bounds::of(&source.gathered[order[slot] as usize].aabb);
             source.has_escaped(slot, bounds)
         })
         .count();
@@ -158,15 +156,14 @@ fn take_slots<const PREFETCH: bool>(
     for (offset, ((entry, slot_bounds), &gathered)) in runs.enumerate() {
         if let Some(&ahead) = target.order.get(offset + AHEAD).filter(|_| PREFETCH) {
             prefetch_ahead(source.gathered, ahead as usize);
-            prefetch_ahead(source.aabbs, ahead as usize);
         }
         let slot = first_slot + offset;
         let new = &source.gathered[gathered as usize];
-        if new.entity != entry.entity {
+        if new.entry.entity != entry.entity {
             return false;
         }
-        entry.shape = new.shape;
-        let bounds = Bounds::of(&source.aabbs[gathered as usize]);
+        entry.shape = new.entry.shape;
+        let bounds = Bounds::of(&new.aabb);
         *slot_bounds = bounds;
         if source.has_escaped(slot, bounds) {
             escaped.push(slot as u32);

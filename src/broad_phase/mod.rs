@@ -38,7 +38,7 @@ use crate::parallel::{gather_in_order, pool_for};
 use crate::plugin::CollisionSettings;
 use background::BackgroundBuild;
 use drift::{DriftSource, DriftTarget, sample_shows_too_many_escaped, take_drifted};
-use gather::{GatherTarget, Gathered, gather_colliders};
+use gather::{GatherTarget, Gathered, GatheredCollider, gather_colliders};
 use grid::{Bounds, UniformGrid};
 use moved::MovedSinceBuild;
 
@@ -171,8 +171,7 @@ impl BroadPhase {
         } = gather_colliders(
             colliders,
             GatherTarget {
-                entries: &mut self.build.gathered,
-                aabbs: &mut self.build.aabbs,
+                colliders: &mut self.build.gathered,
                 layers: &mut self.build.gathered_layers,
             },
         );
@@ -247,7 +246,6 @@ impl BroadPhase {
         }
         let source = DriftSource {
             gathered: &self.build.gathered,
-            aabbs: &self.build.aabbs,
             grid: &self.build.grid,
             moved: &self.build.moved,
             room,
@@ -306,7 +304,6 @@ impl BroadPhase {
     fn start_background_build(&mut self) {
         let (build, layered) = (&mut self.build, self.layered);
         self.background.start(layered, |job| {
-            core::mem::swap(&mut job.aabbs, &mut build.aabbs);
             core::mem::swap(&mut job.gathered, &mut build.gathered);
             core::mem::swap(&mut job.gathered_layers, &mut build.gathered_layers);
         });
@@ -417,12 +414,14 @@ impl BroadPhase {
 /// takes it in swaps with the broad phase's.
 #[derive(Debug, Default)]
 pub(crate) struct GridBuild {
-    /// The gathered colliders' padded boxes (grown in place by a build that grows them; after the build
-    /// or the attempt to keep it, the moved colliders' boxes, as `find_moved_pairs`' buffer), the
-    /// colliders and, when layered, their layers, in the order of Bevy's tables.
-    aabbs: Vec<Aabb2d>,
-    gathered: Vec<ColliderEntry>,
+    /// The gathered colliders with their padded boxes and, when layered, their layers, in the order of
+    /// Bevy's tables.
+    gathered: Vec<GatheredCollider>,
     gathered_layers: Vec<CollisionLayers>,
+    /// The build's boxes: the gathered ones, packed for the grid and grown by a build that grows them;
+    /// after the build or the attempt to keep it, the moved colliders' boxes, as `find_moved_pairs`'
+    /// buffer.
+    aabbs: Vec<Aabb2d>,
     /// [`drift_margin`]'s buffer.
     margin_sample: Vec<f32>,
     grid: UniformGrid,
@@ -445,9 +444,9 @@ impl GridBuild {
     /// move.
     fn run(&mut self, grow: bool, layered: bool) {
         let Self {
-            aabbs,
             gathered,
             gathered_layers,
+            aabbs,
             margin_sample,
             grid,
             order,
@@ -456,6 +455,8 @@ impl GridBuild {
             pairs,
             moved,
         } = self;
+        aabbs.clear();
+        aabbs.extend(gathered.iter().map(|collider| collider.aabb));
         if grow {
             let margin = drift_margin(aabbs, margin_sample);
             for aabb in aabbs.iter_mut() {
@@ -467,9 +468,9 @@ impl GridBuild {
         grid.fit(aabbs);
         grid.sort(aabbs, order);
         let pool = pool_for(gathered.len(), REORDER_PARALLEL_THRESHOLD);
-        gather_in_order(pool, gathered, order, entries);
+        gather_in_order(pool, gathered, order, entries, |collider| collider.entry);
         if layered {
-            gather_in_order(pool, gathered_layers, order, layers);
+            gather_in_order(pool, gathered_layers, order, layers, |&layers| layers);
         } else {
             layers.clear();
         }
