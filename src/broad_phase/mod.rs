@@ -13,7 +13,7 @@
 //!   game where everything walks), the build's pairs whose boxes overlap now hold every pair of two such
 //!   colliders, and only those that left their boxes are looked for as moved ones. The sort by cell
 //!   and the search of the cells, two thirds of a build's instructions, are left out. In worlds of
-//!   4,096 to 32,768 colliders the build they would make due is made beside the update before, on
+//!   4,096 colliders or more the build they would make due is made beside the update before, on
 //!   Bevy's async compute task pool, and taken in by the update (`background.rs`).
 //!
 //! When nothing moved or changed, the broad and narrow phases keep their results.
