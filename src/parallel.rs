@@ -1,16 +1,40 @@
 //! Splitting the pipeline's passes over Bevy's compute task pool.
 
+use core::cell::Cell;
+
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
 use crate::prefetch::{AHEAD, prefetch_ahead, worth_prefetching};
 
 /// The compute task pool, when it has several threads and `items` reach `threshold`: one thread gains
 /// nothing from the pool's tasks and pays for them (allocations included), and few items pay for them
-/// too.
+/// too. Never within [`on_this_thread`].
 pub(crate) fn pool_for(items: usize, threshold: usize) -> Option<&'static TaskPool> {
+    if ON_THIS_THREAD.get() {
+        return None;
+    }
     ComputeTaskPool::try_get()
         .filter(|pool| pool.thread_num() > 1 && items >= threshold)
         .map(|pool| &**pool)
+}
+
+thread_local! {
+    /// Whether the thread runs work that must not split over the compute task pool ([`on_this_thread`]).
+    static ON_THIS_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `work` with every pass it makes on the calling thread: [`pool_for`] gives no pool meanwhile.
+///
+/// For work on another pool's thread that the systems of Bevy's executor may wait for (the grid built
+/// in the background): a thread that waits in a scope of the compute pool runs that pool's other tasks
+/// meanwhile, the executor's systems among them, and the system that waits for this work would wait
+/// there for itself. Split over two compute threads, W1 at 10,000 and 100,000 colliders hung within
+/// its first frames that way.
+pub(crate) fn on_this_thread<R>(work: impl FnOnce() -> R) -> R {
+    let before = ON_THIS_THREAD.replace(true);
+    let result = work();
+    ON_THIS_THREAD.set(before);
+    result
 }
 
 /// Writes `take(&source[order[k]])` to `target[k]` for every k (`target` ends with `order`'s length),
@@ -86,6 +110,22 @@ pub(crate) fn range_of<K: Ord + Copy>(key: K, later_starts: &[K]) -> usize {
 mod tests {
     use super::*;
     use bevy::tasks::TaskPoolBuilder;
+
+    #[test]
+    fn no_pool_is_handed_out_within_on_this_thread_nested_or_not() {
+        // Whatever the process's compute pool (other tests may have set it up), none within.
+        let outside = ON_THIS_THREAD.get();
+        let within = on_this_thread(|| {
+            let nested = on_this_thread(|| (ON_THIS_THREAD.get(), pool_for(10, 0).is_none()));
+            (nested, ON_THIS_THREAD.get(), pool_for(10, 0).is_none())
+        });
+        assert!(!outside, "a thread starts free to split");
+        assert_eq!(within, ((true, true), true, true), "no pool within");
+        assert!(!ON_THIS_THREAD.get(), "free again after");
+        // Another thread is free meanwhile.
+        let other = on_this_thread(|| std::thread::spawn(|| ON_THIS_THREAD.get()).join().unwrap());
+        assert!(!other, "the flag is the thread's own");
+    }
 
     #[test]
     fn gathers_in_order_on_one_thread_and_on_several() {

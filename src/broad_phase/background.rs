@@ -20,6 +20,7 @@ use bevy::tasks::futures::check_ready;
 use bevy::tasks::{AsyncComputeTaskPool, Task, block_on};
 
 use super::{GridBuild, MOVED_SHARE};
+use crate::parallel::on_this_thread;
 
 /// Whether an update that kept the grid starts a build in the background: with `moved_since_build` of
 /// its `entries` moved since the build, `kept` updates before it kept the build, and `kept_before`
@@ -97,9 +98,12 @@ impl BackgroundBuild {
         let (number, begun) = (self.started, Arc::clone(&self.begun));
         self.running = Some(pool.spawn(async move {
             begun.fetch_max(number, Ordering::AcqRel);
-            job.run(true, layered);
-            // Indexed here, not by the update that takes the build in.
-            job.moved.index(&job.entries);
+            // Never split over the compute pool: the update waits for this build (`on_this_thread`).
+            on_this_thread(|| {
+                job.run(true, layered);
+                // Indexed here, not by the update that takes the build in.
+                job.moved.index(&job.entries);
+            });
             job
         }));
     }
