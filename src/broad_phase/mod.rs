@@ -309,9 +309,9 @@ impl BroadPhase {
         });
     }
 
-    /// Waits for the build running in the background, if any, and takes it in as the last build when
-    /// `take` (the update keeps the grid if the colliders only drifted); otherwise its buffers wait for
-    /// the next. Returns whether it took it in.
+    /// Waits for the build running in the background, if any has begun (one not begun is dropped, see
+    /// `background.rs`), and takes it in as the last build when `take` (the update keeps the grid if the
+    /// colliders only drifted); otherwise its buffers wait for the next. Returns whether it took it in.
     fn settle_background_build(&mut self, take: bool) -> bool {
         let Some(job) = self.background.finish() else {
             return false;
