@@ -133,9 +133,10 @@ pub(crate) fn report_collision_changes(
     ended.clear();
     // When nothing changed, the narrow phase kept its contacts and nothing started or ended.
     if !contacts.unchanged {
+        let (previous, current) = contacts.changes();
         crate::narrow_phase::diff_contacts(
-            &contacts.previous,
-            &contacts.current,
+            previous,
+            current,
             &contacts.removed,
             |pair| {
                 started.push(CollisionStarted {

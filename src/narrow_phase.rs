@@ -5,9 +5,11 @@ use bevy::prelude::*;
 
 mod by_kind;
 mod contact_sort;
+mod settled;
 
 use by_kind::TestsByKind;
 use contact_sort::{SplitSort, sort_contacts};
+use settled::{SettledPairs, merge_sorted};
 
 use crate::broad_phase::BroadPhase;
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
@@ -80,17 +82,27 @@ impl PairContact {
 /// ```
 #[derive(Resource, Debug, Default)]
 pub struct Contacts {
-    /// Sorted by `(collider1, collider2)`.
-    pub(crate) current: Vec<PairContact>,
-    /// Last update's pairs, kept to find what started and ended.
-    pub(crate) previous: Vec<PairContact>,
+    /// The pairs touching as of the last update that tested every candidate, less those retired since
+    /// because one of their colliders moved (`settled.rs`).
+    settled: SettledPairs,
+    /// Sorted by `(collider1, collider2)`: on an update that tested only the pairs of colliders moved
+    /// since the grid's build, the touching ones; empty after an update that tested every candidate.
+    /// With the live settled pairs, this update's touching pairs.
+    moving: Vec<PairContact>,
+    /// What the events stage compares this update's tested pairs with to find what started and ended
+    /// ([`Self::changes`]): after an update that tested every candidate, every pair of the update
+    /// before; after one that tested only the moved colliders' pairs, those of the update before and
+    /// the settled pairs this update retired. Sorted.
+    previous: Vec<PairContact>,
+    /// Whether the last tested update tested every candidate.
+    tested_all: bool,
     /// Entities whose `Collider` was removed (or which were despawned) since the last update: their
     /// contacts were ended at once, so the next diff must not end them again.
     pub(crate) removed: EntityHashSet,
     /// How many pairs ended at a collider's removal since the last update, for the diagnostics.
     pub(crate) ended_on_removal: usize,
     /// Whether this update kept last update's contacts because nothing changed: then nothing started
-    /// or ended, and `previous` is stale.
+    /// or ended, and [`Self::changes`] is stale.
     pub(crate) unchanged: bool,
     /// Per-task buffers of the parallel narrow phase, kept between updates.
     chunks: Vec<(Vec<PairContact>, TestsByKind)>,
@@ -98,6 +110,8 @@ pub struct Contacts {
     sort_scratch: Vec<PairContact>,
     sort_starts: Vec<u32>,
     split_sort: SplitSort,
+    /// The positions of the settled pairs retired this update, kept between updates.
+    retired: Vec<u32>,
     /// The exact tests' buffers, kept between updates.
     by_kind: TestsByKind,
 }
@@ -105,28 +119,37 @@ pub struct Contacts {
 impl Contacts {
     /// The touching pairs, sorted by `(collider1, collider2)`.
     pub fn iter(&self) -> impl Iterator<Item = &PairContact> {
-        self.current.iter()
+        let mut moving = self.moving.iter().peekable();
+        let mut settled = self.settled.live().peekable();
+        core::iter::from_fn(move || match (settled.peek(), moving.peek()) {
+            (Some(a), Some(b)) if a.sort_key() < b.sort_key() => settled.next(),
+            (Some(_), None) => settled.next(),
+            _ => moving.next(),
+        })
     }
 
     /// How many pairs touch.
     pub fn len(&self) -> usize {
-        self.current.len()
+        self.settled.live_count() + self.moving.len()
     }
 
     /// Whether nothing touches.
     pub fn is_empty(&self) -> bool {
-        self.current.is_empty()
+        self.len() == 0
     }
 
     /// The contact between `a` and `b`, its normal pointing from `a` to `b`; `None` if they do not touch.
     pub fn get(&self, a: Entity, b: Entity) -> Option<Contact> {
         let key = if a < b { (a, b) } else { (b, a) };
-        let index = self
-            .current
-            .binary_search_by(|pair| pair.key().cmp(&key))
-            .ok()?;
-        let contact = self.current[index].contact;
-        Some(if a < b { contact } else { contact.flipped() })
+        let pair = match self.moving.binary_search_by(|pair| pair.key().cmp(&key)) {
+            Ok(index) => &self.moving[index],
+            Err(_) => self.settled.get(key)?,
+        };
+        Some(if a < b {
+            pair.contact
+        } else {
+            pair.contact.flipped()
+        })
     }
 
     /// Whether `a` and `b` touch.
@@ -137,7 +160,7 @@ impl Contacts {
     /// The contacts of `entity`, each as `(other, contact)` with the normal pointing from `entity` to
     /// `other`. A linear scan: for one entity's neighbours per frame, prefer `CollidingEntities`.
     pub fn of(&self, entity: Entity) -> impl Iterator<Item = (Entity, Contact)> + '_ {
-        self.current.iter().filter_map(move |pair| {
+        self.iter().filter_map(move |pair| {
             if pair.collider1 == entity {
                 Some((pair.collider2, pair.contact))
             } else if pair.collider2 == entity {
@@ -146,6 +169,18 @@ impl Contacts {
                 None
             }
         })
+    }
+
+    /// The pairs the last tested update compares, both sorted: those it may have changed as they were
+    /// the update before, and as they are now. A pair only in the first ended; one only in the second
+    /// started.
+    pub(crate) fn changes(&self) -> (&[PairContact], &[PairContact]) {
+        let now = if self.tested_all {
+            self.settled.all()
+        } else {
+            &self.moving
+        };
+        (&self.previous, now)
     }
 }
 
@@ -164,17 +199,35 @@ pub(crate) fn find_contacts(
         return;
     }
     let Contacts {
-        current,
+        settled,
+        moving,
         previous,
+        tested_all,
         chunks,
         sort_scratch,
         sort_starts,
         split_sort,
+        retired,
         by_kind,
         ..
     } = &mut *contacts;
-    core::mem::swap(current, previous);
-    current.clear();
+    // Only pairs with a collider moved since the grid's build are tested when `incremental`: the
+    // others still touch exactly when they touched last update, and stay settled.
+    let incremental = broad_phase.incremental;
+    let current = if incremental {
+        // Last update's moving pairs, to which the settled pairs retired below are added.
+        core::mem::swap(moving, previous);
+        moving.clear();
+        moving
+    } else {
+        // Every pair of last update.
+        previous.clear();
+        if !(moving.is_empty() && settled.take_if_all_live(previous)) {
+            merge_sorted(settled.live().copied(), moving.drain(..), previous);
+        }
+        settled.replace()
+    };
+    *tested_all = !incremental;
     let entries = &broad_phase.build.entries;
     let mode = settings.overlap_mode;
     let candidates = &broad_phase.candidates;
@@ -211,38 +264,15 @@ pub(crate) fn find_contacts(
             sort_contacts(current, sort_scratch, sort_starts);
         }
     }
-    if broad_phase.incremental {
-        // Only pairs with a collider moved since the grid's build were tested: the others still
-        // touch exactly when they touched last update.
-        keep_pairs_that_stayed(previous, current, sort_scratch, |entity| {
-            broad_phase.has_moved(entity)
-        });
+    if incremental {
+        settled.retire_new_movers(broad_phase.moved_since_build(), retired);
+        sort_scratch.clear();
+        let retired_pairs = retired.iter().map(|&p| settled.all()[p as usize]);
+        merge_sorted(previous.drain(..), retired_pairs, sort_scratch);
+        core::mem::swap(previous, sort_scratch);
     }
-    diagnostics.touching_pairs = current.len();
+    diagnostics.touching_pairs = contacts.len();
     diagnostics.timings.narrow_phase = timer.elapsed();
-}
-
-/// Merges into `current` (the pairs tested this update, sorted) the pairs of `previous` (sorted) in
-/// which neither collider `moved`; `current` stays sorted. `scratch` is a buffer kept between calls.
-fn keep_pairs_that_stayed(
-    previous: &[PairContact],
-    current: &mut Vec<PairContact>,
-    scratch: &mut Vec<PairContact>,
-    moved: impl Fn(Entity) -> bool,
-) {
-    scratch.clear();
-    let mut tested = current.iter().copied().peekable();
-    for kept in previous
-        .iter()
-        .filter(|pair| !moved(pair.collider1) && !moved(pair.collider2))
-    {
-        while let Some(pair) = tested.next_if(|pair| pair.sort_key() < kept.sort_key()) {
-            scratch.push(pair);
-        }
-        scratch.push(*kept);
-    }
-    scratch.extend(tested);
-    core::mem::swap(current, scratch);
 }
 
 /// Merges last update's sorted pairs with this update's: pairs only in `current` started, pairs only in
@@ -340,26 +370,6 @@ mod tests {
     }
 
     #[test]
-    fn pairs_that_stayed_merge_in_order() {
-        let previous = sorted(vec![pair(1, 2), pair(1, 5), pair(3, 4), pair(6, 7)]);
-        // 5 moved: its old pair goes, and the tests found it touching 6 now.
-        let mut current = sorted(vec![pair(2, 5), pair(5, 6)]);
-        let mut scratch = Vec::new();
-        keep_pairs_that_stayed(&previous, &mut current, &mut scratch, |e| e == entity(5));
-        assert_eq!(
-            current,
-            sorted(vec![
-                pair(1, 2),
-                pair(2, 5),
-                pair(3, 4),
-                pair(5, 6),
-                pair(6, 7)
-            ]),
-            "kept and tested pairs, sorted, without the moved collider's old pair"
-        );
-    }
-
-    #[test]
     fn diff_of_identical_frames_is_empty() {
         let frame = sorted(vec![pair(1, 2), pair(3, 4)]);
         assert_eq!(run(&frame, &frame), (vec![], vec![]), "nothing changes");
@@ -369,10 +379,8 @@ mod tests {
     fn contacts_get_orients_the_normal() {
         let stored = pair(1, 2);
         let (low, high) = (stored.collider1, stored.collider2);
-        let contacts = Contacts {
-            current: vec![stored],
-            ..Default::default()
-        };
+        let mut contacts = Contacts::default();
+        contacts.settled.replace().push(stored);
         assert_eq!(
             contacts.get(low, high).unwrap().normal,
             Vec2::X,

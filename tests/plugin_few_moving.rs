@@ -94,6 +94,11 @@ fn few_movers_among_still_colliders_match_brute_force_every_frame() {
             colliding,
             "frame {frame}: the event stream against CollidingEntities"
         );
+        assert_eq!(
+            contacts_pairs(&app),
+            colliding,
+            "frame {frame}: the Contacts resource against CollidingEntities"
+        );
     }
     assert!(
         full_build_candidates > 1000,

@@ -137,11 +137,11 @@ impl BroadPhase {
             .map(|entry| (entry.entity, entry.shape.aabb()))
     }
 
-    /// Whether `entity`'s collider moved since the last full build (or has no entry): its pairs are
-    /// tested again this update.
-    #[inline]
-    pub(crate) fn has_moved(&self, entity: Entity) -> bool {
-        self.build.moved.has_moved(entity)
+    /// The colliders moved since the last full build, in the order they first moved: on an update that
+    /// tests only their pairs ([`Self::incremental`]), the pairs of the others keep last update's
+    /// result. Between two builds the list only grows.
+    pub(crate) fn moved_since_build(&self) -> impl ExactSizeIterator<Item = Entity> + '_ {
+        (self.build.moved.slots().iter()).map(|&slot| self.build.entries[slot as usize].entity)
     }
 
     /// Whether, with `moved_now` colliders moved this update besides those moved since the last build,
@@ -270,9 +270,7 @@ impl BroadPhase {
             return false;
         }
         for &slot in &self.escaped {
-            self.build
-                .moved
-                .mark(slot as usize, self.build.entries[slot as usize].entity);
+            self.build.moved.mark(slot as usize);
         }
         // Started before the rest of the update's work, which it runs beside.
         if background::should_start(
@@ -344,7 +342,7 @@ impl BroadPhase {
         }
         for &(slot, shape) in &self.moved_shapes {
             self.build.entries[slot].shape = shape;
-            self.build.moved.mark(slot, self.build.entries[slot].entity);
+            self.build.moved.mark(slot);
         }
         self.find_moved_pairs();
         true

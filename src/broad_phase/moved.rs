@@ -17,9 +17,6 @@ pub(crate) struct MovedSinceBuild {
     slot_of: Vec<u32>,
     /// By slot: whether the entry moved since the build.
     is_moved: Vec<bool>,
-    /// The same by entity index, for the narrow phase's look-ups (a small table that stays in cache;
-    /// an index names one collider until a despawn, which brings a new build).
-    is_moved_by_index: Vec<bool>,
     /// The moved slots, each once, in the order they first moved.
     slots: Vec<u32>,
     /// Whether the tables above describe the entries of the last build. A build only clears this flag:
@@ -51,8 +48,6 @@ impl MovedSinceBuild {
             }
             self.slot_of[index] = slot as u32;
         }
-        self.is_moved_by_index.clear();
-        self.is_moved_by_index.resize(self.slot_of.len(), false);
     }
 
     /// The slot of `entity`'s entry in `entries`, if it has one.
@@ -63,12 +58,11 @@ impl MovedSinceBuild {
         (entries.get(slot)?.entity == entity).then_some(slot)
     }
 
-    /// Records that the entry at `slot`, `entity`'s, moved.
-    pub(crate) fn mark(&mut self, slot: usize, entity: Entity) {
+    /// Records that the entry at `slot` moved.
+    pub(crate) fn mark(&mut self, slot: usize) {
         debug_assert!(self.indexed, "`index` comes before `mark`");
         if !self.is_moved[slot] {
             self.is_moved[slot] = true;
-            self.is_moved_by_index[entity.index_u32() as usize] = true;
             self.slots.push(slot as u32);
         }
     }
@@ -78,16 +72,6 @@ impl MovedSinceBuild {
     pub(crate) fn is_moved(&self, slot: usize) -> bool {
         debug_assert!(self.indexed, "`index` comes before `is_moved`");
         self.is_moved[slot]
-    }
-
-    /// Whether `entity`, which has an entry, moved since the build; an entity never seen counts as
-    /// moved.
-    #[inline]
-    pub(crate) fn has_moved(&self, entity: Entity) -> bool {
-        debug_assert!(self.indexed, "`index` comes before `has_moved`");
-        self.is_moved_by_index
-            .get(entity.index_u32() as usize)
-            .is_none_or(|&moved| moved)
     }
 
     /// The moved slots, each once.
@@ -117,26 +101,23 @@ mod tests {
         let mut moved = MovedSinceBuild::default();
         moved.reset();
         moved.index(&entries);
-        let [seven, three, twelve] = [entries[0].entity, entries[1].entity, entries[2].entity];
+        let [three, twelve] = [entries[1].entity, entries[2].entity];
         assert_eq!(moved.slot(three, &entries), Some(1), "3 is in slot 1");
         assert_eq!(
             moved.slot(Entity::from_raw_u32(4).unwrap(), &entries),
             None,
             "4 has no entry"
         );
-        moved.mark(2, twelve);
-        moved.mark(2, twelve);
+        assert_eq!(moved.slot(twelve, &entries), Some(2), "12 is in slot 2");
+        moved.mark(2);
+        moved.mark(2);
         assert_eq!(moved.slots(), &[2], "a slot is recorded once");
-        assert!(moved.is_moved(2) && moved.has_moved(twelve), "12 moved");
-        assert!(!moved.is_moved(0) && !moved.has_moved(seven), "7 did not");
-        assert!(
-            moved.has_moved(Entity::from_raw_u32(99).unwrap()),
-            "an entity never seen counts as moved"
-        );
+        assert!(moved.is_moved(2), "12 moved");
+        assert!(!moved.is_moved(0), "7 did not");
         moved.reset();
         assert!(moved.slots().is_empty(), "a build forgets the moves");
         moved.index(&entries);
-        assert!(!moved.has_moved(twelve), "12 is still again");
+        assert!(!moved.is_moved(2), "12 is still again");
     }
 
     #[test]

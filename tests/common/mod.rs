@@ -195,7 +195,37 @@ pub fn assert_matches_brute_force(app: &mut App, context: &str) -> Vec<(Entity, 
         expected,
         "{context}: the event stream against brute force"
     );
+    assert_eq!(
+        contacts_pairs(app),
+        expected,
+        "{context}: the Contacts resource against brute force"
+    );
     expected
+}
+
+/// Every pair the [`Contacts`] resource lists, after checking that it lists them sorted, counts them
+/// right, and finds each with `get` and `contains`, either way round.
+pub fn contacts_pairs(app: &App) -> Vec<(Entity, Entity)> {
+    let contacts = app.world().resource::<Contacts>();
+    let pairs: Vec<_> = contacts
+        .iter()
+        .map(|pair| (pair.collider1, pair.collider2))
+        .collect();
+    assert!(
+        pairs.is_sorted() && pairs.windows(2).all(|w| w[0] != w[1]),
+        "Contacts::iter lists each pair once, sorted"
+    );
+    assert_eq!(
+        contacts.len(),
+        pairs.len(),
+        "Contacts::len counts the listed pairs"
+    );
+    for pair in contacts.iter() {
+        let (a, b) = (pair.collider1, pair.collider2);
+        assert_eq!(contacts.get(a, b), Some(pair.contact), "{a}-{b} found");
+        assert!(contacts.contains(b, a), "{b}-{a} found the other way round");
+    }
+    pairs
 }
 
 /// Every pair the plugin reports touching through `CollidingEntities`, each once.
