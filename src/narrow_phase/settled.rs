@@ -26,8 +26,8 @@ pub(super) struct SettledPairs {
     /// By position in `pairs`, whether the pair is retired; empty while none is (see [`Self::index`]).
     retired: Vec<bool>,
     retired_count: usize,
-    /// By entity index, where the positions of the entity's pairs start in `positions`, one element more
-    /// than the highest index; empty until the first retirement after the pairs were replaced.
+    /// By entity index, where the positions of the entity's pairs start in `positions`, one element
+    /// more than the highest index; empty until the first retirement after the pairs were replaced.
     starts: Vec<u32>,
     positions: Vec<u32>,
     /// How many colliders, of those moved since the grid's build, had their pairs retired.
@@ -92,7 +92,8 @@ impl SettledPairs {
 
     /// Retires the live pairs of the colliders moved since the grid's build that are new since the last
     /// call (`moved`, in the order they first moved: the first ones were retired already) and sets
-    /// `retired` to their positions, sorted: the pairs themselves are [`Self::all`]'s at those positions.
+    /// `retired` to their positions, sorted: the pairs themselves are [`Self::all`]'s at those
+    /// positions.
     pub(super) fn retire_new_movers(
         &mut self,
         moved: impl ExactSizeIterator<Item = Entity>,
