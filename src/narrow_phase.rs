@@ -322,16 +322,17 @@ pub(crate) fn diff_contacts(
 mod tests {
     use super::*;
 
-    fn entity(index: u32) -> Entity {
+    pub(super) fn entity(index: u32) -> Entity {
         Entity::from_raw_u32(index).unwrap()
     }
 
     /// The pair of two entity indices, ordered as the pipeline orders pairs.
-    fn pair(a: u32, b: u32) -> PairContact {
+    pub(super) fn pair(a: u32, b: u32) -> PairContact {
         PairContact::between(entity(a), entity(b))
     }
 
-    fn sorted(mut pairs: Vec<PairContact>) -> Vec<PairContact> {
+    /// `pairs` in the pipeline's order (`Entity`'s, which is not the indices').
+    pub(super) fn sorted(mut pairs: Vec<PairContact>) -> Vec<PairContact> {
         pairs.sort_unstable_by_key(PairContact::key);
         pairs
     }

@@ -181,14 +181,7 @@ pub(super) fn merge_sorted(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn entity(index: u32) -> Entity {
-        Entity::from_raw_u32(index).unwrap()
-    }
-
-    fn pair(a: u32, b: u32) -> PairContact {
-        PairContact::between(entity(a), entity(b))
-    }
+    use crate::narrow_phase::tests::{entity, pair, sorted};
 
     fn settled(pairs: &[PairContact]) -> SettledPairs {
         let mut settled = SettledPairs::default();
@@ -196,13 +189,6 @@ mod tests {
         target.extend_from_slice(pairs);
         target.sort_unstable_by_key(PairContact::key);
         settled
-    }
-
-    /// `pairs` in the pipeline's order (`Entity`'s, which is not the indices').
-    fn sorted<const N: usize>(pairs: [PairContact; N]) -> Vec<PairContact> {
-        let mut pairs = pairs.to_vec();
-        pairs.sort_unstable_by_key(PairContact::key);
-        pairs
     }
 
     fn live(settled: &SettledPairs) -> Vec<PairContact> {
@@ -217,12 +203,12 @@ mod tests {
         let retired_pairs: Vec<_> = retired.iter().map(|&p| settled.all()[p as usize]).collect();
         assert_eq!(
             retired_pairs,
-            sorted([pair(1, 5), pair(3, 5)]),
+            sorted(vec![pair(1, 5), pair(3, 5)]),
             "5's pairs, as first or second collider, sorted"
         );
         assert_eq!(
             live(&settled),
-            sorted([pair(1, 2), pair(6, 7)]),
+            sorted(vec![pair(1, 2), pair(6, 7)]),
             "the others live"
         );
         assert_eq!(settled.live_count(), 2, "two live pairs");
@@ -250,10 +236,10 @@ mod tests {
         settled.retire_new_movers([entity(1)].into_iter(), &mut retired);
         assert_eq!(retired.len(), 1, "1-2 retired");
         let target = settled.replace();
-        target.extend(sorted([pair(1, 2), pair(2, 9)]));
+        target.extend(sorted(vec![pair(1, 2), pair(2, 9)]));
         assert_eq!(
             live(&settled),
-            sorted([pair(1, 2), pair(2, 9)]),
+            sorted(vec![pair(1, 2), pair(2, 9)]),
             "all live again"
         );
         settled.retire_new_movers([entity(9)].into_iter(), &mut retired);
@@ -275,7 +261,7 @@ mod tests {
         assert!(out.is_empty(), "nothing handed over");
         let mut settled = self::settled(&[pair(1, 2), pair(3, 4)]);
         assert!(settled.take_if_all_live(&mut out), "all live");
-        assert_eq!(out, sorted([pair(1, 2), pair(3, 4)]), "handed over");
+        assert_eq!(out, sorted(vec![pair(1, 2), pair(3, 4)]), "handed over");
         assert_eq!(settled.live_count(), 0, "none left");
     }
 
@@ -314,13 +300,13 @@ mod tests {
     fn merge_keeps_the_order() {
         let mut out = Vec::new();
         merge_sorted(
-            sorted([pair(1, 2), pair(3, 4), pair(7, 8)]),
-            sorted([pair(1, 5), pair(2, 3), pair(9, 10)]),
+            sorted(vec![pair(1, 2), pair(3, 4), pair(7, 8)]),
+            sorted(vec![pair(1, 5), pair(2, 3), pair(9, 10)]),
             &mut out,
         );
         assert_eq!(
             out,
-            sorted([
+            sorted(vec![
                 pair(1, 2),
                 pair(1, 5),
                 pair(2, 3),
