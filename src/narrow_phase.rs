@@ -9,7 +9,7 @@ mod settled;
 
 use by_kind::TestsByKind;
 use contact_sort::{SplitSort, sort_contacts};
-use settled::{SettledPairs, merge_sorted};
+use settled::{SettledPairs, merged};
 
 use crate::broad_phase::BroadPhase;
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
@@ -119,13 +119,7 @@ pub struct Contacts {
 impl Contacts {
     /// The touching pairs, sorted by `(collider1, collider2)`.
     pub fn iter(&self) -> impl Iterator<Item = &PairContact> {
-        let mut moving = self.moving.iter().peekable();
-        let mut settled = self.settled.live().peekable();
-        core::iter::from_fn(move || match (settled.peek(), moving.peek()) {
-            (Some(a), Some(b)) if a.sort_key() < b.sort_key() => settled.next(),
-            (Some(_), None) => settled.next(),
-            _ => moving.next(),
-        })
+        merged(self.settled.live(), &self.moving)
     }
 
     /// How many pairs touch.
@@ -223,7 +217,7 @@ pub(crate) fn find_contacts(
         // Every pair of last update.
         previous.clear();
         if !(moving.is_empty() && settled.take_if_all_live(previous)) {
-            merge_sorted(settled.live().copied(), moving.drain(..), previous);
+            previous.extend(merged(settled.live().copied(), moving.drain(..)));
         }
         settled.replace()
     };
@@ -268,7 +262,7 @@ pub(crate) fn find_contacts(
         settled.retire_new_movers(broad_phase.moved_since_build(), retired);
         sort_scratch.clear();
         let retired_pairs = retired.iter().map(|&p| settled.all()[p as usize]);
-        merge_sorted(previous.drain(..), retired_pairs, sort_scratch);
+        sort_scratch.extend(merged(previous.drain(..), retired_pairs));
         core::mem::swap(previous, sort_scratch);
     }
     diagnostics.touching_pairs = contacts.len();

@@ -13,6 +13,8 @@
 //! ms, and the pipeline from 0.75 to 1.01 ms to 0.36 to 0.45 ms (three alternating runs each); W1,
 //! where every update tests every candidate, within the noise.
 
+use core::borrow::Borrow;
+
 use bevy::prelude::*;
 
 use super::PairContact;
@@ -162,20 +164,17 @@ impl SettledPairs {
     }
 }
 
-/// Merges two sorted lists of pairs, which share none, into `out`, sorted.
-pub(super) fn merge_sorted(
-    first: impl IntoIterator<Item = PairContact>,
-    second: impl IntoIterator<Item = PairContact>,
-    out: &mut Vec<PairContact>,
-) {
-    let mut second = second.into_iter().peekable();
-    for pair in first {
-        while let Some(earlier) = second.next_if(|other| other.sort_key() < pair.sort_key()) {
-            out.push(earlier);
-        }
-        out.push(pair);
-    }
-    out.extend(second);
+/// Two sorted lists of pairs, which share none, merged in order.
+pub(super) fn merged<P: Borrow<PairContact>>(
+    first: impl IntoIterator<Item = P>,
+    second: impl IntoIterator<Item = P>,
+) -> impl Iterator<Item = P> {
+    let (mut first, mut second) = (first.into_iter().peekable(), second.into_iter().peekable());
+    core::iter::from_fn(move || match (first.peek(), second.peek()) {
+        (Some(a), Some(b)) if b.borrow().sort_key() < a.borrow().sort_key() => second.next(),
+        (Some(_), _) => first.next(),
+        (None, _) => second.next(),
+    })
 }
 
 #[cfg(test)]
@@ -298,12 +297,11 @@ mod tests {
 
     #[test]
     fn merge_keeps_the_order() {
-        let mut out = Vec::new();
-        merge_sorted(
+        let out: Vec<_> = merged(
             sorted(vec![pair(1, 2), pair(3, 4), pair(7, 8)]),
             sorted(vec![pair(1, 5), pair(2, 3), pair(9, 10)]),
-            &mut out,
-        );
+        )
+        .collect();
         assert_eq!(
             out,
             sorted(vec![
