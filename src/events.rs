@@ -4,7 +4,7 @@ use bevy::ecs::event::EventKey;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-use crate::entity_set::SmallEntitySet;
+use crate::entity_set::{SmallEntitySet, SpareEntitySets};
 
 /// Two colliders began touching this frame.
 ///
@@ -120,7 +120,7 @@ impl CollidingEntities {
 /// step. Ends come before starts, each sorted by pair.
 pub(crate) fn report_collision_changes(
     mut contacts: ResMut<crate::narrow_phase::Contacts>,
-    mut colliding: Query<&mut CollidingEntities>,
+    mut colliding: CollidingSets,
     mut started_writer: MessageWriter<CollisionStarted>,
     mut ended_writer: MessageWriter<CollisionEnded>,
     mut triggers: CollisionTriggers,
@@ -159,19 +159,16 @@ pub(crate) fn report_collision_changes(
             (end.collider1, end.collider2),
             (end.collider2, end.collider1),
         ] {
-            if let Ok(mut touching) = colliding.get_mut(this) {
-                touching.0.remove(other);
-            }
+            colliding.remove(this, other);
         }
     }
+    // After the ends, so that the overflows they emptied serve the starts.
     for start in started.iter() {
         for (this, other) in [
             (start.collider1, start.collider2),
             (start.collider2, start.collider1),
         ] {
-            if let Ok(mut touching) = colliding.get_mut(this) {
-                touching.0.insert(other);
-            }
+            colliding.insert(this, other);
         }
     }
     ended_writer.write_batch(ended.iter().copied());
@@ -181,6 +178,39 @@ pub(crate) fn report_collision_changes(
     diagnostics.started = started.len();
     diagnostics.ended = ended.len() + core::mem::take(&mut contacts.ended_on_removal);
     diagnostics.timings.events = timer.elapsed();
+}
+
+/// Every collider's [`CollidingEntities`], with the spare overflows their sets pass on (see
+/// `entity_set.rs`).
+#[derive(SystemParam)]
+pub(crate) struct CollidingSets<'w, 's> {
+    sets: Query<'w, 's, &'static mut CollidingEntities>,
+    spare: ResMut<'w, SpareEntitySets>,
+}
+
+impl CollidingSets<'_, '_> {
+    /// Adds `other` to the set of `this`, if `this` has one.
+    fn insert(&mut self, this: Entity, other: Entity) {
+        if let Ok(mut touching) = self.sets.get_mut(this) {
+            touching.0.insert(other, &mut self.spare);
+        }
+    }
+
+    /// Removes `other` from the set of `this`, if `this` has one.
+    fn remove(&mut self, this: Entity, other: Entity) {
+        if let Ok(mut touching) = self.sets.get_mut(this) {
+            touching.0.remove(other, &mut self.spare);
+        }
+    }
+
+    /// Moves the members of the set of `this` into `out`; returns whether `this` has a set.
+    fn drain(&mut self, this: Entity, out: &mut Vec<Entity>) -> bool {
+        let Ok(mut own) = self.sets.get_mut(this) else {
+            return false;
+        };
+        own.0.drain_into(out, &mut self.spare);
+        true
+    }
 }
 
 /// The keys Bevy knows [`CollisionStarted`] and [`CollisionEnded`] by as events, which observers list in
@@ -249,26 +279,23 @@ impl CollisionTriggers<'_, '_> {
 pub(crate) fn end_contacts_of_removed_collider(
     removed: On<Remove, crate::collider::Collider>,
     mut contacts: ResMut<crate::narrow_phase::Contacts>,
-    mut colliding: Query<&mut CollidingEntities>,
+    mut colliding: CollidingSets,
     mut ended_writer: MessageWriter<CollisionEnded>,
     mut triggers: CollisionTriggers,
     mut buffers: Local<(Vec<Entity>, Vec<CollisionEnded>)>,
 ) {
     let entity = removed.entity;
-    let Ok(mut own) = colliding.get_mut(entity) else {
-        return;
-    };
-    contacts.removed.insert(entity);
     let (partners, ended) = &mut *buffers;
     partners.clear();
     ended.clear();
-    own.0.drain_into(partners);
+    if !colliding.drain(entity, partners) {
+        return;
+    }
+    contacts.removed.insert(entity);
     partners.sort_unstable();
     contacts.ended_on_removal += partners.len();
     for &other in partners.iter() {
-        if let Ok(mut theirs) = colliding.get_mut(other) {
-            theirs.0.remove(entity);
-        }
+        colliding.remove(other, entity);
         ended.push(CollisionEnded {
             collider1: entity.min(other),
             collider2: entity.max(other),

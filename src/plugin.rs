@@ -8,6 +8,7 @@ use bevy::transform::TransformSystems;
 use crate::broad_phase::{BroadPhase, find_candidate_pairs};
 use crate::collider::{Collider, ColliderDisabled};
 use crate::diagnostics::CollisionDiagnostics;
+use crate::entity_set::SpareEntitySets;
 use crate::events::{
     CollisionEnded, CollisionEventKeys, CollisionStarted, end_contacts_of_removed_collider,
     report_collision_changes,
@@ -56,6 +57,7 @@ impl Plugin for RectCollisionPlugin {
             .init_resource::<CollisionDiagnostics>()
             .init_resource::<BroadPhase>()
             .init_resource::<Contacts>()
+            .init_resource::<SpareEntitySets>()
             .add_message::<CollisionStarted>()
             .add_message::<CollisionEnded>()
             .register_type::<Collider>()

@@ -464,3 +464,64 @@ fn observers_added_after_unobserved_updates_see_the_next_starts_and_ends() {
         "the global observer saw the end from both entities"
     );
 }
+
+#[test]
+fn crowds_taking_turns_at_two_walls_keep_colliding_entities_exact() {
+    // Twelve squares, more than `CollidingEntities` holds in place, touch the lower wall on even
+    // frames and the upper one on odd frames: each wall's set overflows and empties in turn, handing
+    // its overflow to the other. Half the crowd stays one frame longer, so that a set empties partly.
+    let mut app = app();
+    let walls = [-10.0, 10.0].map(|y| {
+        app.world_mut()
+            .spawn((at(0.0, y), Collider::rect(40.0, 1.0)))
+            .id()
+    });
+    let crowd: Vec<Entity> = (0..12)
+        .map(|k| {
+            app.world_mut()
+                .spawn((at(k as f32 * 3.0 - 18.0, -9.0), Collider::rect(1.0, 1.0)))
+                .id()
+        })
+        .collect();
+    for frame in 0..13 {
+        for (k, &square) in crowd.iter().enumerate() {
+            let lagging = k % 2 == 1 && frame % 4 == 1;
+            let lower = (frame % 2 == 0) != lagging;
+            let y = if lower { -9.0 } else { 9.0 };
+            app.world_mut()
+                .get_mut::<Transform>(square)
+                .expect("a square")
+                .translation
+                .y = y;
+        }
+        app.update();
+        let context = format!("frame {frame}");
+        assert_matches_brute_force(&mut app, &context);
+        let at_lower = touching(&mut app, walls[0]).len();
+        let at_upper = touching(&mut app, walls[1]).len();
+        assert_eq!(
+            at_lower + at_upper,
+            12,
+            "{context}: every square at one wall"
+        );
+        let expected_lower = match frame % 4 {
+            0 | 2 => 12,
+            1 => 6,
+            _ => 0,
+        };
+        assert_eq!(
+            at_lower, expected_lower,
+            "{context}: squares at the lower wall"
+        );
+    }
+    // The lower wall, touching all twelve after the last frame, goes away: every square forgets it.
+    app.world_mut().despawn(walls[0]);
+    app.update();
+    assert_matches_brute_force(&mut app, "after the lower wall's despawn");
+    for &square in &crowd {
+        assert!(
+            !touching(&mut app, square).contains(&walls[0]),
+            "no square lists the despawned wall"
+        );
+    }
+}
