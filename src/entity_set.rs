@@ -13,9 +13,9 @@ const INLINE: usize = 6;
 ///
 /// A hash set of its own for each collider cost an allocation whenever one began touching its first
 /// other collider or more than its table held, and a read of memory outside the component for each
-/// start and end (the README's performance section has the figures). Here adding and removing scans
-/// at most [`INLINE`] entities in place; a collider touching many (a wall under a crowd) still adds and
-/// removes the rest in constant time.
+/// start and end (`benches/README.md` has the figures). Here adding and removing scans at most
+/// [`INLINE`] entities in place; a collider touching many (a wall under a crowd) still adds and removes
+/// the rest in constant time.
 ///
 /// An overflow kept by its set for good, as it first was, cost an allocation each time a collider
 /// touched more than [`INLINE`] others for the first time: on workload W1 at 100,000 colliders about
