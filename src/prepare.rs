@@ -4,7 +4,9 @@
 use core::panic::Location;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use bevy::ecs::change_detection::{ContiguousComponentTicksMut, ContiguousMut, Tick};
+use bevy::ecs::change_detection::{
+    ContiguousComponentTicksMut, ContiguousMut, MAX_CHANGE_AGE, Tick,
+};
 use bevy::prelude::*;
 use bevy::tasks::TaskPool;
 
@@ -14,6 +16,7 @@ use crate::collider::{
 };
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
+use crate::layers::CollisionLayers;
 use crate::parallel::pool_for;
 
 /// The colliders whose `Collider` or `GlobalTransform` changed since the prepare stage last ran, one at
@@ -32,8 +35,8 @@ type ChangedColliders<'w, 's> = Query<
     Or<(Changed<Collider>, Changed<GlobalTransform>)>,
 >;
 
-/// Every collider, with the change ticks of its `Collider` and `GlobalTransform`: read a table at a
-/// time, as slices, where [`ChangedColliders`] yields one collider at a time.
+/// Every collider, with the change ticks of its `Collider`, `GlobalTransform` and `CollisionLayers`:
+/// read a table at a time, as slices, where [`ChangedColliders`] yields one collider at a time.
 type ColliderTables<'w, 's> = Query<
     'w,
     's,
@@ -44,11 +47,19 @@ type ColliderTables<'w, 's> = Query<
         &'static mut ColliderWorldShape,
         Has<InvalidCollider>,
         Has<ColliderDisabled>,
+        Option<Ref<'static, CollisionLayers>>,
     ),
 >;
 
+/// The colliders whose `CollisionLayers` changed since the prepare stage last ran: for worlds whose
+/// tables cannot be read as slices.
+type ChangedLayers<'w, 's> = Query<'w, 's, (), (With<Collider>, Changed<CollisionLayers>)>;
+
 /// Below this many colliders in a table, its rows are rebuilt on one thread.
 const PARALLEL_THRESHOLD: usize = 2048;
+/// How many change ticks are compared at a time, without a branch, before the rows they belong to are
+/// read one by one (see [`any_changed`]).
+const TICK_BLOCK: usize = 64;
 /// The tasks of a split rebuild add to their shared count of listed colliders this many at a time.
 const LISTED_COUNT_STEP: usize = 64;
 
@@ -67,8 +78,12 @@ const LISTED_COUNT_STEP: usize = 64;
 /// A large table is split over Bevy's compute task pool when it has more than one thread, a run of rows
 /// a task: on two threads, 0.094 ms at 10,000, against 0.113 ms through the filtered query's
 /// `par_iter_mut`. With one thread (Bevy's default on two cores) splitting only costs.
+///
+/// It also tells the broad phase whether a collider's layers changed ([`BroadPhase::layers_changed`]),
+/// from the same tables' change ticks: see [`any_changed`].
 pub(crate) fn update_world_shapes(
     mut colliders: ParamSet<(ChangedColliders, ColliderTables)>,
+    changed_layers: ChangedLayers,
     mut broad_phase: ResMut<BroadPhase>,
     mut diagnostics: ResMut<CollisionDiagnostics>,
     commands: ParallelCommands,
@@ -83,7 +98,13 @@ pub(crate) fn update_world_shapes(
     let mut tables = colliders.p1();
     match tables.contiguous_iter_mut().ok() {
         Some(tables) => {
-            for (entities, colliders, transforms, world_shapes, was_invalid, disabled) in tables {
+            for (entities, colliders, transforms, world_shapes, was_invalid, disabled, layers) in
+                tables
+            {
+                broad_phase.layers_changed |= layers.is_some_and(|layers| {
+                    let since = ChangedSince::new(layers.last_run_tick(), layers.this_run_tick());
+                    any_changed(layers.changed_ticks_slice(), since)
+                });
                 let (world_shapes, mut world_shape_ticks) =
                     ContiguousMut::bypass_change_detection_split(world_shapes);
                 let table = Table {
@@ -121,6 +142,7 @@ pub(crate) fn update_world_shapes(
             }
         }
         None => {
+            broad_phase.layers_changed |= !changed_layers.is_empty();
             for item in &mut colliders.p0() {
                 if let Some(change) = rebuild_changed(&commands, item) {
                     push_moved(&mut broad_phase.moved_entities, room, change);
@@ -129,6 +151,51 @@ pub(crate) fn update_world_shapes(
         }
     }
     diagnostics.timings.prepare = timer.elapsed();
+}
+
+/// Whether any of `ticks` changed `since` a run: whether a component of the table changed since then.
+///
+/// Blocks of ticks are compared without a branch, so that the compiler compares a block in a few vector
+/// instructions. The broad phase asked the same of a query filtered by `Changed<CollisionLayers>`,
+/// which reads a row at a time: on workload W7 (10,000 colliders at rest) that took 8 to 22 µs of its
+/// 17 to 35 µs.
+#[inline]
+fn any_changed(ticks: &[Tick], since: ChangedSince) -> bool {
+    ticks
+        .chunks(TICK_BLOCK)
+        .any(|block| (block.iter()).fold(false, |any, &tick| any | since.holds(tick)))
+}
+
+/// Bevy's test of a change tick against a system's last run (`Tick::is_newer_than`), for many ticks
+/// against the same runs, in a form that the compiler turns into vector instructions: a subtraction
+/// and a comparison a tick.
+#[derive(Clone, Copy, Debug)]
+struct ChangedSince {
+    this_run: u32,
+    /// How many ticks ago the last run was, at most `MAX_CHANGE_AGE`.
+    ticks_since_last_run: u32,
+}
+
+impl ChangedSince {
+    fn new(last_run: Tick, this_run: Tick) -> Self {
+        let ticks_since_last_run = this_run.get().wrapping_sub(last_run.get());
+        Self {
+            this_run: this_run.get(),
+            ticks_since_last_run: ticks_since_last_run.min(MAX_CHANGE_AGE),
+        }
+    }
+
+    /// Whether `tick` is newer than the last run, as `tick.is_newer_than(last_run, this_run)` says.
+    /// That clamps the tick's age to `MAX_CHANGE_AGE` before comparing it with the last run's age, which
+    /// is clamped the same way and so at most `MAX_CHANGE_AGE`: an age above that is not the smaller,
+    /// clamped or not, so the tick's clamp is left out. With Bevy's test the scan of the layers' ticks
+    /// alone took 4.2 million instructions in 70 updates of workload W1 at 10,000 colliders
+    /// (callgrind); with this one, that scan and the blocks' test of the rows together take 2.4
+    /// million.
+    #[inline(always)]
+    fn holds(self, tick: Tick) -> bool {
+        self.this_run.wrapping_sub(tick.get()) < self.ticks_since_last_run
+    }
 }
 
 /// An enabled collider whose world shape changed, and its new shape: what the broad phase is handed.
@@ -201,6 +268,11 @@ impl Rows<'_> {
 /// Rebuilds the world shapes of the `rows` whose `Collider` or `GlobalTransform` changed, marking each
 /// world shape that changed as changed, as a `Mut` would; calls `moved` with the entity and new shape
 /// of each enabled one.
+///
+/// The rows are taken [`TICK_BLOCK`] at a time, and a block none of whose rows changed is passed over
+/// after one test of its ticks without a branch: the stage took 0.003 to 0.006 ms against 0.009 ms on
+/// workload W7 (10,000 colliders at rest), and 0.044 to 0.065 ms against 0.102 to 0.151 ms on W3
+/// (100,000 at rest and 1,000 moving), three alternating runs each.
 #[inline(always)]
 fn rebuild_rows(
     commands: &ParallelCommands,
@@ -208,34 +280,43 @@ fn rebuild_rows(
     table: Table,
     mut moved: impl FnMut(MovedCollider),
 ) {
-    let changed_since_last_run = |tick: Tick| tick.is_newer_than(table.last_run, table.this_run);
-    // By index: over `entities.iter().enumerate()` the stage took 0.16 to 0.18 ms on W1 at 10,000,
-    // where a loop by index took 0.136 ms (0.121 ms once it read the slices held in `Rows`).
-    for row in 0..rows.entities.len() {
-        // Both ticks compared without a branch between them: the filter `Changed` does the same.
-        if !(changed_since_last_run(rows.collider_ticks[row])
-            | changed_since_last_run(rows.transform_ticks[row]))
-        {
+    let since = ChangedSince::new(table.last_run, table.this_run);
+    let changed =
+        |row: usize| since.holds(rows.collider_ticks[row]) | since.holds(rows.transform_ticks[row]);
+    let len = rows.entities.len();
+    for block_start in (0..len).step_by(TICK_BLOCK) {
+        let block = block_start..(block_start + TICK_BLOCK).min(len);
+        // A block whose rows did not change is passed over after one comparison of its ticks without a
+        // branch (see `any_changed`); where the first row changed, that settles it.
+        if !changed(block_start) && !block.clone().fold(false, |any, row| any | changed(row)) {
             continue;
         }
-        let (entity, collider, transform) = (
-            rows.entities[row],
-            &rows.colliders[row],
-            &rows.transforms[row],
-        );
-        let old = &rows.world_shapes[row];
-        if let Some(shape) = new_world_shape(
-            commands,
-            entity,
-            collider,
-            transform,
-            old,
-            table.was_invalid,
-        ) {
-            rows.world_shapes[row].0 = shape;
-            rows.world_shape_ticks[row] = table.this_run;
-            if !table.disabled {
-                moved((entity, shape));
+        // By index: over `entities.iter().enumerate()` the stage took 0.16 to 0.18 ms on W1 at 10,000,
+        // where a loop by index took 0.136 ms (0.121 ms once it read the slices held in `Rows`).
+        for row in block {
+            // Both ticks compared without a branch between them: the filter `Changed` does the same.
+            if !changed(row) {
+                continue;
+            }
+            let (entity, collider, transform) = (
+                rows.entities[row],
+                &rows.colliders[row],
+                &rows.transforms[row],
+            );
+            let old = &rows.world_shapes[row];
+            if let Some(shape) = new_world_shape(
+                commands,
+                entity,
+                collider,
+                transform,
+                old,
+                table.was_invalid,
+            ) {
+                rows.world_shapes[row].0 = shape;
+                rows.world_shape_ticks[row] = table.this_run;
+                if !table.disabled {
+                    moved((entity, shape));
+                }
             }
         }
     }
@@ -377,4 +458,63 @@ fn mark_validity(
             commands.entity(entity).try_insert(InvalidCollider);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_since_agrees_with_bevys_test() {
+        let mut next = crate::test_rng::xorshift(0x7157);
+        let near = [
+            0,
+            1,
+            2,
+            MAX_CHANGE_AGE - 1,
+            MAX_CHANGE_AGE,
+            MAX_CHANGE_AGE + 1,
+            u32::MAX,
+        ];
+        for _ in 0..200_000 {
+            // Ages at random, and ages at or next to the edges: none, the oldest.
+            let mut pick = || {
+                let bits = next();
+                match bits % 3 {
+                    0 => (bits >> 32) as u32,
+                    _ => near[(bits >> 32) as usize % near.len()],
+                }
+            };
+            let this_run = pick();
+            let (last_run, tick) = (this_run.wrapping_sub(pick()), this_run.wrapping_sub(pick()));
+            let (last_run, this_run, tick) =
+                (Tick::new(last_run), Tick::new(this_run), Tick::new(tick));
+            assert_eq!(
+                ChangedSince::new(last_run, this_run).holds(tick),
+                tick.is_newer_than(last_run, this_run),
+                "{tick:?} since {last_run:?}, now {this_run:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn any_changed_finds_one_newer_tick_in_any_block_and_no_other() {
+        let since =
+            |last_run, this_run| ChangedSince::new(Tick::new(last_run), Tick::new(this_run));
+        let since_500 = since(500, 510);
+        // Ticks up to `last_run` are older, whatever their place among 200 (blocks of 64 and a rest).
+        let mut ticks: Vec<Tick> = (0..200).map(|k| Tick::new(300 + k)).collect();
+        assert!(!any_changed(&ticks, since_500));
+        assert!(!any_changed(&[], since_500), "no rows, no change");
+        for row in [0, 63, 64, 127, 199] {
+            let old = ticks[row];
+            ticks[row] = Tick::new(501);
+            assert!(any_changed(&ticks, since_500), "row {row}");
+            ticks[row] = old;
+        }
+        // Across the wrap of the tick counter: changed at u32::MAX, last run just before it.
+        let across_the_wrap = since(u32::MAX - 1, 3);
+        assert!(any_changed(&[Tick::new(u32::MAX)], across_the_wrap));
+        assert!(!any_changed(&[Tick::new(u32::MAX - 1)], across_the_wrap));
+    }
 }

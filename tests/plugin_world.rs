@@ -237,6 +237,69 @@ fn spatial_queries_find_points_shapes_and_ray_hits() {
 #[component(storage = "SparseSet")]
 struct Hidden;
 
+/// Two touching colliders at rest among others, one of which gets other layers in place (through
+/// `get_mut`, not an insert) and back; in a world read a table at a time, or not (`sparse`).
+fn layers_changed_in_place_at_rest(sparse: bool) {
+    let mut app = app();
+    if sparse {
+        app.world_mut().register_disabling_component::<Hidden>();
+    }
+    let mut spawn_at =
+        |x: f32, collider: Collider| app.world_mut().spawn((at(x, 0.0), collider)).id();
+    let (a, b) = (
+        spawn_at(0.0, Collider::rect(2.0, 2.0)),
+        spawn_at(1.5, Collider::circle(1.0)),
+    );
+    for k in 0..20 {
+        spawn_at(10.0 + 3.0 * k as f32, Collider::rect(1.0, 1.0));
+    }
+    let contiguous = app
+        .world_mut()
+        .query::<(Entity, &ColliderWorldShape)>()
+        .contiguous_iter(app.world())
+        .is_ok();
+    assert_eq!(
+        contiguous, !sparse,
+        "the stages must take the path under test"
+    );
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(log(&app).counts_for(b), (1, 0), "the pair starts");
+    let set_layers = |app: &mut App, layers: CollisionLayers| {
+        *app.world_mut().get_mut::<CollisionLayers>(b).unwrap() = layers;
+        app.update();
+    };
+    set_layers(&mut app, CollisionLayers::NONE);
+    assert_eq!(
+        log(&app).counts_for(b),
+        (1, 1),
+        "layers that do not meet end it"
+    );
+    assert!(touching(&mut app, a).is_empty());
+    set_layers(&mut app, CollisionLayers::ALL);
+    assert_eq!(
+        log(&app).counts_for(b),
+        (2, 1),
+        "layers that meet start it again"
+    );
+    assert!(touching(&mut app, a).contains(&b));
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(log(&app).counts_for(b), (2, 1), "nothing more at rest");
+}
+
+#[test]
+fn layers_changed_in_place_at_rest_end_and_start_the_pair() {
+    layers_changed_in_place_at_rest(false);
+}
+
+#[test]
+fn layers_changed_in_place_at_rest_end_and_start_the_pair_in_a_world_not_read_as_slices() {
+    layers_changed_in_place_at_rest(true);
+}
+
 #[test]
 fn a_world_that_cannot_be_read_as_slices_collides_the_same() {
     let mut app = app();

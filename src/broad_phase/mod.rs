@@ -80,6 +80,10 @@ pub struct BroadPhase {
     /// by one (see [`Self::rebuild_due`]): the broad phase then gathers every collider, which needs no
     /// list of them.
     pub(crate) moved_entities: Vec<(Entity, Option<WorldShape>)>,
+    /// Whether a collider's [`CollisionLayers`] changed since the broad phase last ran: set by
+    /// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare), which reads the colliders' change
+    /// ticks a table at a time (`prepare.rs`), so that the broad phase need not read them again.
+    pub(crate) layers_changed: bool,
     /// This update's moved colliders: their slots and new shapes.
     moved_shapes: Vec<(usize, WorldShape)>,
     /// The grid of the colliders moved since the build, rebuilt each update.
@@ -572,19 +576,13 @@ pub(super) fn padded(aabb: Aabb2d) -> Aabb2d {
     }
 }
 
-/// Whether anything that decides the pairs changed since the last update, besides world shapes (which
-/// the prepare stage reports in [`BroadPhase::moved_entities`]).
+/// Whether anything that decides the pairs changed since the last update, besides world shapes and
+/// layers (which the prepare stage reports in [`BroadPhase::moved_entities`] and
+/// [`BroadPhase::layers_changed`]).
 #[derive(bevy::ecs::system::SystemParam)]
 pub(crate) struct ColliderChanges<'w, 's> {
-    changed: Query<
-        'w,
-        's,
-        (),
-        (
-            With<Collider>,
-            Or<(Changed<CollisionLayers>, Added<ColliderDisabled>)>,
-        ),
-    >,
+    /// Only the tables of disabled colliders.
+    disabled: Query<'w, 's, (), (With<Collider>, Added<ColliderDisabled>)>,
     enabled: RemovedComponents<'w, 's, ColliderDisabled>,
     contacts: Res<'w, Contacts>,
     settings: Res<'w, CollisionSettings>,
@@ -599,10 +597,9 @@ impl ColliderChanges<'_, '_> {
         enabled || self.settings.is_changed() || !self.contacts.removed.is_empty()
     }
 
-    /// Whether a collider's layers changed or a collider was disabled since the last update. Reads every
-    /// collider's change ticks.
-    fn layers_or_disabling_changed(&self) -> bool {
-        !self.changed.is_empty()
+    /// Whether a collider was disabled since the last update. Reads the disabled colliders' ticks.
+    fn collider_disabled(&self) -> bool {
+        !self.disabled.is_empty()
     }
 }
 
@@ -621,9 +618,10 @@ pub(crate) fn find_candidate_pairs(
     let too_many_moved = broad_phase.rebuild_due(broad_phase.moved_entities.len());
     let build_due = !*updated_once || changes.settings_or_membership_changed();
     let taken_in = broad_phase.settle_background_build(too_many_moved && !build_due);
-    // Changed layers and disabled colliders are looked for in the change ticks only where the grid may
-    // be kept as it is; when many colliders moved, the gather finds them.
-    let rebuild = build_due || too_many_moved || changes.layers_or_disabling_changed();
+    // Disabled colliders are looked for in the change ticks only where the grid may be kept as it is;
+    // when many colliders moved, the gather finds them.
+    let layers_changed = core::mem::take(&mut broad_phase.layers_changed);
+    let rebuild = build_due || too_many_moved || layers_changed || changes.collider_disabled();
     *updated_once = true;
     broad_phase.unchanged = !rebuild && broad_phase.moved_entities.is_empty();
     broad_phase.incremental = !rebuild && !broad_phase.unchanged && broad_phase.update_moved();
