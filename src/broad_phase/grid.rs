@@ -21,6 +21,7 @@ use bevy::math::{Vec2, Vec4, Vec4Swizzles};
 
 use super::cell_sort::{CellSort, SortedByCell};
 use crate::parallel::pool_for;
+use crate::prefetch::{prefetch_ahead, worth_prefetching};
 
 /// At most this many cells per axis.
 const MAX_CELLS_PER_AXIS: usize = 4096;
@@ -207,6 +208,40 @@ impl UniformGrid {
         for run in self.runs_reaching(aabb) {
             self.scan_run(aabb, run, &mut visit);
         }
+    }
+
+    /// Asks the memory ahead (`prefetch.rs`) for what [`Self::for_each_overlapping_in_cells`] reads
+    /// first for `aabb`: where its runs start and end in the sorted order.
+    #[inline]
+    pub(crate) fn prefetch_runs(&self, aabb: &Aabb2d) {
+        if self.bounds.is_empty() {
+            return;
+        }
+        let width = self.dims[0];
+        let [x0, y0] = self.cell_of(aabb.min - self.cell_size);
+        let [x1, y1] = self.cell_of(aabb.max);
+        for y in y0..=y1 {
+            prefetch_ahead(&self.cell_start, y * width + x0);
+            prefetch_ahead(&self.cell_start, y * width + x1 + 1);
+        }
+    }
+
+    /// Asks the memory ahead for the boxes that [`Self::for_each_overlapping_in_cells`] compares with
+    /// `aabb`: best once [`Self::prefetch_runs`] brought in where they are.
+    #[inline]
+    pub(crate) fn prefetch_runs_boxes(&self, aabb: &Aabb2d) {
+        if self.bounds.is_empty() {
+            return;
+        }
+        for run in self.runs_reaching(aabb).filter(|run| !run.is_empty()) {
+            prefetch_ahead(&self.bounds, run.start);
+            prefetch_ahead(&self.bounds, run.end - 1);
+        }
+    }
+
+    /// Whether the boxes outgrow the cache, so that asking for them ahead pays (`prefetch.rs`).
+    pub(crate) fn worth_prefetching(&self) -> bool {
+        worth_prefetching(&self.bounds)
     }
 
     /// The sorted indices of the boxes too large for a cell (sorted after every cell).
@@ -742,6 +777,48 @@ mod tests {
             assert!(expected.len() > 300, "{} pairs to find", expected.len());
             assert_eq!(found, expected, "crowded: {crowded}");
         }
+    }
+
+    #[test]
+    fn asking_ahead_for_look_ups_never_panics_and_changes_no_look_up() {
+        let boxes: Vec<Aabb2d> = (0..400)
+            .map(|i| unit_box((i % 20) as f32 * 1.5, (i / 20) as f32 * 1.5))
+            .collect();
+        let mut grid = UniformGrid::default();
+        let queries = [
+            unit_box(0.0, 0.0),
+            unit_box(28.5, 28.5),
+            unit_box(-100.0, 500.0),
+            unit_box(f32::NAN, 3.0),
+            Aabb2d {
+                min: Vec2::NEG_INFINITY,
+                max: Vec2::INFINITY,
+            },
+        ];
+        let look_up = |grid: &UniformGrid, aabb: &Aabb2d| {
+            let mut found = Vec::new();
+            grid.for_each_overlapping_in_cells(aabb, |k| found.push(k));
+            found
+        };
+        // An empty grid first, then the lattice's; the grid's border cells and beyond included.
+        for aabb in &queries {
+            grid.prefetch_runs(aabb);
+            grid.prefetch_runs_boxes(aabb);
+        }
+        grid.fit(&boxes);
+        let mut order = Vec::new();
+        grid.sort(&boxes, &mut order);
+        for aabb in &queries {
+            let before = look_up(&grid, aabb);
+            grid.prefetch_runs(aabb);
+            grid.prefetch_runs_boxes(aabb);
+            assert_eq!(look_up(&grid, aabb), before, "{aabb:?}");
+        }
+        assert_eq!(
+            look_up(&grid, &queries[0]).len(),
+            1,
+            "one box at the origin"
+        );
     }
 
     #[test]
