@@ -604,7 +604,7 @@ pub(super) fn padded(aabb: Aabb2d) -> Aabb2d {
 /// [`BroadPhase::layers_changed`]).
 #[derive(bevy::ecs::system::SystemParam)]
 pub(crate) struct ColliderChanges<'w, 's> {
-    /// Only the tables of disabled colliders.
+    /// The colliders disabled since the last update: it reads only the tables of disabled colliders.
     disabled: Query<'w, 's, (), (With<Collider>, Added<ColliderDisabled>)>,
     enabled: RemovedComponents<'w, 's, ColliderDisabled>,
     contacts: Res<'w, Contacts>,
