@@ -6,7 +6,8 @@ use bevy::prelude::*;
 ///
 /// Two colliders are tested only if each one's memberships meet the other's filters. The default
 /// belongs to every layer and collides with every layer, so colliders without layers all collide.
-/// Spatial queries take layers too, and use the same rule.
+/// Spatial queries take layers too, and use the same rule. `Collider` requires this component: removing
+/// it from a collider puts the default back, on which the pipeline acts as on any change of layers.
 ///
 /// ```
 /// use bevy_rect_collision::prelude::*;
@@ -63,4 +64,21 @@ impl CollisionLayers {
     pub const fn interacts_with(&self, other: &CollisionLayers) -> bool {
         (self.memberships & other.filters) != 0 && (other.memberships & self.filters) != 0
     }
+}
+
+/// Puts the default [`CollisionLayers`] back on a collider whose layers were removed by hand, once the
+/// commands of the removal run: `Collider` requires them, and a collider without them would take part
+/// in nothing, with no change the pipeline could see. Nothing happens when the `Collider` went too, or
+/// the entity was despawned. The layers inserted count as changed ones: a pair they allow starts on the
+/// next update, one they forbid ends.
+pub(crate) fn restore_default_layers(removed: On<Remove, CollisionLayers>, mut commands: Commands) {
+    commands
+        .entity(removed.entity)
+        .queue_silenced(|mut entity: EntityWorldMut| {
+            if entity.contains::<crate::collider::Collider>()
+                && !entity.contains::<CollisionLayers>()
+            {
+                entity.insert(CollisionLayers::default());
+            }
+        });
 }

@@ -15,6 +15,7 @@ use crate::events::{
 };
 use crate::geometry::OverlapMode;
 use crate::layers::CollisionLayers;
+use crate::layers::restore_default_layers;
 use crate::narrow_phase::{Contacts, find_contacts};
 use crate::prepare::update_world_shapes;
 
@@ -63,7 +64,8 @@ impl Plugin for RectCollisionPlugin {
             .register_type::<Collider>()
             .register_type::<ColliderDisabled>()
             .register_type::<CollisionLayers>()
-            .add_observer(end_contacts_of_removed_collider);
+            .add_observer(end_contacts_of_removed_collider)
+            .add_observer(restore_default_layers);
         let event_keys = CollisionEventKeys::register(app.world_mut());
         app.insert_resource(event_keys);
 

@@ -341,3 +341,81 @@ fn a_world_that_cannot_be_read_as_slices_collides_the_same() {
         log(&app).started.len()
     );
 }
+
+/// Removing an entity's `CollisionLayers` by hand (a component its `Collider` requires) gives it the
+/// default layers back, as if they had been set in place: at rest, in both kinds of world.
+fn layers_removed_at_rest(sparse: bool) {
+    let mut app = app();
+    if sparse {
+        app.world_mut().register_disabling_component::<Hidden>();
+    }
+    let apart = (
+        CollisionLayers::new(0b01, 0b01),
+        CollisionLayers::new(0b10, 0b10),
+    );
+    let a = (app.world_mut())
+        .spawn((at(0.0, 0.0), Collider::rect(2.0, 2.0), apart.0))
+        .id();
+    let b = (app.world_mut())
+        .spawn((at(1.5, 0.0), Collider::circle(1.0), apart.1))
+        .id();
+    for k in 0..20 {
+        (app.world_mut()).spawn((at(10.0 + 3.0 * k as f32, 0.0), Collider::rect(1.0, 1.0)));
+    }
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(log(&app).counts_for(b), (0, 0), "layers that do not meet");
+    app.world_mut().entity_mut(b).remove::<CollisionLayers>();
+    app.update();
+    assert_eq!(
+        app.world().get::<CollisionLayers>(b),
+        Some(&CollisionLayers::default()),
+        "the default layers are back"
+    );
+    assert_eq!(
+        log(&app).counts_for(b),
+        (1, 0),
+        "the default layers meet a's"
+    );
+    assert!(touching(&mut app, a).contains(&b));
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(log(&app).counts_for(b), (1, 0), "nothing more at rest");
+    // Removed again with the default layers on: the pair holds.
+    app.world_mut().entity_mut(b).remove::<CollisionLayers>();
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(log(&app).counts_for(b), (1, 0), "the pair holds");
+    assert!(touching(&mut app, a).contains(&b));
+    // And b still collides with what comes to it.
+    let c = (app.world_mut())
+        .spawn((at(-1.5, 0.0), Collider::circle(1.0)))
+        .id();
+    app.update();
+    assert_eq!(log(&app).counts_for(c), (1, 0), "a newcomer meets a");
+    assert!(touching(&mut app, a).contains(&b));
+    // Removed with the collider, the layers stay away, and the despawned are let be.
+    (app.world_mut().entity_mut(c)).remove::<(Collider, CollisionLayers)>();
+    app.world_mut().despawn(b);
+    app.update();
+    assert_eq!(app.world().get::<CollisionLayers>(c), None);
+    assert_eq!(
+        log(&app).counts_for(c),
+        (1, 1),
+        "c's pair ends with its collider"
+    );
+    assert!(touching(&mut app, a).is_empty());
+}
+
+#[test]
+fn layers_removed_by_hand_are_the_default_layers_again() {
+    layers_removed_at_rest(false);
+}
+
+#[test]
+fn layers_removed_by_hand_are_the_default_layers_again_in_a_world_not_read_as_slices() {
+    layers_removed_at_rest(true);
+}
