@@ -14,8 +14,7 @@ use crate::events::{
     report_collision_changes,
 };
 use crate::geometry::OverlapMode;
-use crate::layers::CollisionLayers;
-use crate::layers::restore_default_layers;
+use crate::layers::{CollisionLayers, restore_default_layers};
 use crate::narrow_phase::{Contacts, find_contacts};
 use crate::prepare::update_world_shapes;
 

@@ -390,7 +390,7 @@ fn layers_removed_at_rest(sparse: bool) {
     }
     assert_eq!(log(&app).counts_for(b), (1, 0), "the pair holds");
     assert!(touching(&mut app, a).contains(&b));
-    // And b still collides with what comes to it.
+    // The world goes on colliding: a newcomer meets a.
     let c = (app.world_mut())
         .spawn((at(-1.5, 0.0), Collider::circle(1.0)))
         .id();
