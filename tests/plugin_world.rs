@@ -237,21 +237,23 @@ fn spatial_queries_find_points_shapes_and_ray_hits() {
 #[component(storage = "SparseSet")]
 struct Hidden;
 
-/// Two touching colliders at rest among others, one of which gets other layers in place (through
-/// `get_mut`, not an insert) and back; in a world read a table at a time, or not (`sparse`).
-fn layers_changed_in_place_at_rest(sparse: bool) {
+/// A rect `a` and a circle `b` that touch, with `layers`, among 20 other colliders, after three updates
+/// at rest; in a world read a table at a time, or not (`sparse`).
+fn two_touching_at_rest(sparse: bool, layers: [CollisionLayers; 2]) -> (App, Entity, Entity) {
     let mut app = app();
     if sparse {
         app.world_mut().register_disabling_component::<Hidden>();
     }
-    let mut spawn_at =
-        |x: f32, collider: Collider| app.world_mut().spawn((at(x, 0.0), collider)).id();
+    let mut spawn_at = |x: f32, collider: Collider, layers: CollisionLayers| {
+        app.world_mut().spawn((at(x, 0.0), collider, layers)).id()
+    };
     let (a, b) = (
-        spawn_at(0.0, Collider::rect(2.0, 2.0)),
-        spawn_at(1.5, Collider::circle(1.0)),
+        spawn_at(0.0, Collider::rect(2.0, 2.0), layers[0]),
+        spawn_at(1.5, Collider::circle(1.0), layers[1]),
     );
     for k in 0..20 {
-        spawn_at(10.0 + 3.0 * k as f32, Collider::rect(1.0, 1.0));
+        let x = 10.0 + 3.0 * k as f32;
+        spawn_at(x, Collider::rect(1.0, 1.0), CollisionLayers::ALL);
     }
     let contiguous = app
         .world_mut()
@@ -265,6 +267,13 @@ fn layers_changed_in_place_at_rest(sparse: bool) {
     for _ in 0..3 {
         app.update();
     }
+    (app, a, b)
+}
+
+/// Two touching colliders at rest among others, one of which gets other layers in place (through
+/// `get_mut`, not an insert) and back; in a world read a table at a time, or not (`sparse`).
+fn layers_changed_in_place_at_rest(sparse: bool) {
+    let (mut app, a, b) = two_touching_at_rest(sparse, [CollisionLayers::ALL; 2]);
     assert_eq!(log(&app).counts_for(b), (1, 0), "the pair starts");
     let set_layers = |app: &mut App, layers: CollisionLayers| {
         *app.world_mut().get_mut::<CollisionLayers>(b).unwrap() = layers;
@@ -345,26 +354,11 @@ fn a_world_that_cannot_be_read_as_slices_collides_the_same() {
 /// Removing an entity's `CollisionLayers` by hand (a component its `Collider` requires) gives it the
 /// default layers back, as if they had been set in place: at rest, in both kinds of world.
 fn layers_removed_at_rest(sparse: bool) {
-    let mut app = app();
-    if sparse {
-        app.world_mut().register_disabling_component::<Hidden>();
-    }
-    let apart = (
+    let apart = [
         CollisionLayers::new(0b01, 0b01),
         CollisionLayers::new(0b10, 0b10),
-    );
-    let a = (app.world_mut())
-        .spawn((at(0.0, 0.0), Collider::rect(2.0, 2.0), apart.0))
-        .id();
-    let b = (app.world_mut())
-        .spawn((at(1.5, 0.0), Collider::circle(1.0), apart.1))
-        .id();
-    for k in 0..20 {
-        (app.world_mut()).spawn((at(10.0 + 3.0 * k as f32, 0.0), Collider::rect(1.0, 1.0)));
-    }
-    for _ in 0..3 {
-        app.update();
-    }
+    ];
+    let (mut app, a, b) = two_touching_at_rest(sparse, apart);
     assert_eq!(log(&app).counts_for(b), (0, 0), "layers that do not meet");
     app.world_mut().entity_mut(b).remove::<CollisionLayers>();
     app.update();
