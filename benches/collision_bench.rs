@@ -8,6 +8,7 @@
 //! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --all --compute-threads 2
 //! ```
 //!
+//! `--frames F` times F frames of each run after its warm-up, 200 unless told, at every size.
 //! `--compute-threads N` gives Bevy's compute task pool N threads; without it the pool has Bevy's
 //! default size, which is one thread on a machine of two cores. `--rounds R` runs every workload R
 //! times, one run of each a round, and ends with a Markdown table of each workload's medians over its
@@ -477,11 +478,6 @@ fn main() {
     // seconds, falls on one run of each rather than on every run of one.
     for _ in 0..rounds {
         for (&(workload, n), runs) in plan.iter().zip(&mut runs) {
-            let frames = if n >= 1_000_000 {
-                frames.min(20)
-            } else {
-                frames
-            };
             let report = run(workload, n, frames, compute_threads);
             runs.push(print_report(workload, n, frames, report));
         }
