@@ -1,10 +1,20 @@
 //! What the plugin reports: [`CollisionStarted`], [`CollisionEnded`] and [`CollidingEntities`].
 
+use bevy::ecs::entity::Entities;
 use bevy::ecs::event::EventKey;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
+mod set_changes;
+
 use crate::entity_set::{SmallEntitySet, SpareEntitySets};
+use set_changes::SetChanges;
+
+/// From this many changes to the colliders' sets in an update (two for each start or end), they are
+/// made a table at a time ([`SetChanges`]) rather than one look-up at a time. Below it, the two passes
+/// over every table that holds sets would be much of the work; on W1 at 1,000 and 3,000 colliders (16
+/// and 48 changes a frame) either way took the same, 0.003 and 0.007 ms.
+const SET_CHANGES_BY_TABLE: usize = 64;
 
 /// Two colliders began touching this frame.
 ///
@@ -125,10 +135,10 @@ pub(crate) fn report_collision_changes(
     mut ended_writer: MessageWriter<CollisionEnded>,
     mut triggers: CollisionTriggers,
     mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
-    mut buffers: Local<(Vec<CollisionStarted>, Vec<CollisionEnded>)>,
+    mut buffers: Local<(Vec<CollisionStarted>, Vec<CollisionEnded>, SetChanges)>,
 ) {
     let timer = crate::diagnostics::StageTimer::start();
-    let (started, ended) = &mut *buffers;
+    let (started, ended, set_changes) = &mut *buffers;
     started.clear();
     ended.clear();
     // When nothing changed, the narrow phase kept its contacts and nothing started or ended.
@@ -154,23 +164,7 @@ pub(crate) fn report_collision_changes(
             },
         );
     }
-    for end in ended.iter() {
-        for (this, other) in [
-            (end.collider1, end.collider2),
-            (end.collider2, end.collider1),
-        ] {
-            colliding.remove(this, other);
-        }
-    }
-    // After the ends, so that the overflows they emptied serve the starts.
-    for start in started.iter() {
-        for (this, other) in [
-            (start.collider1, start.collider2),
-            (start.collider2, start.collider1),
-        ] {
-            colliding.insert(this, other);
-        }
-    }
+    colliding.update(ended, started, set_changes);
     ended_writer.write_batch(ended.iter().copied());
     started_writer.write_batch(started.iter().copied());
     triggers.send(ended, started);
@@ -184,28 +178,62 @@ pub(crate) fn report_collision_changes(
 /// `entity_set.rs`).
 #[derive(SystemParam)]
 pub(crate) struct CollidingSets<'w, 's> {
-    sets: Query<'w, 's, &'static mut CollidingEntities>,
+    sets: Query<'w, 's, (Entity, &'static mut CollidingEntities)>,
+    entities: &'w Entities,
     spare: ResMut<'w, SpareEntitySets>,
 }
 
 impl CollidingSets<'_, '_> {
+    /// Takes `ended` out of the sets of both their colliders, then adds `started` to them, the second
+    /// after the first so that the overflows the ends emptied serve the starts. Many changes are made a
+    /// table at a time through `set_changes` (kept between updates), few one at a time.
+    fn update(
+        &mut self,
+        ended: &[CollisionEnded],
+        started: &[CollisionStarted],
+        set_changes: &mut SetChanges,
+    ) {
+        if 2 * (ended.len() + started.len()) >= SET_CHANGES_BY_TABLE {
+            set_changes.clear();
+            for end in ended {
+                set_changes.list(self.entities, end.collider1, end.collider2, false);
+                set_changes.list(self.entities, end.collider2, end.collider1, false);
+            }
+            for start in started {
+                set_changes.list(self.entities, start.collider1, start.collider2, true);
+                set_changes.list(self.entities, start.collider2, start.collider1, true);
+            }
+            if set_changes.apply(&mut self.sets, self.entities, &mut self.spare) {
+                return;
+            }
+        }
+        for end in ended {
+            self.remove(end.collider1, end.collider2);
+            self.remove(end.collider2, end.collider1);
+        }
+        for start in started {
+            self.insert(start.collider1, start.collider2);
+            self.insert(start.collider2, start.collider1);
+        }
+    }
+
     /// Adds `other` to the set of `this`, if `this` has one.
     fn insert(&mut self, this: Entity, other: Entity) {
-        if let Ok(mut touching) = self.sets.get_mut(this) {
+        if let Ok((_, mut touching)) = self.sets.get_mut(this) {
             touching.0.insert(other, &mut self.spare);
         }
     }
 
     /// Removes `other` from the set of `this`, if `this` has one.
     fn remove(&mut self, this: Entity, other: Entity) {
-        if let Ok(mut touching) = self.sets.get_mut(this) {
+        if let Ok((_, mut touching)) = self.sets.get_mut(this) {
             touching.0.remove(other, &mut self.spare);
         }
     }
 
     /// Moves the members of the set of `this` into `out`; returns whether `this` has a set.
     fn drain(&mut self, this: Entity, out: &mut Vec<Entity>) -> bool {
-        let Ok(mut own) = self.sets.get_mut(this) else {
+        let Ok((_, mut own)) = self.sets.get_mut(this) else {
             return false;
         };
         own.0.drain_into(out, &mut self.spare);

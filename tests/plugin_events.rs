@@ -525,3 +525,135 @@ fn crowds_taking_turns_at_two_walls_keep_colliding_entities_exact() {
         );
     }
 }
+
+/// The entities whose `CollidingEntities` changed in the last update, sorted, as a system after the
+/// collision update sees them.
+#[derive(Resource, Default)]
+struct ChangedSets(Vec<Entity>);
+
+fn record_changed_sets(
+    changed: Query<Entity, Changed<CollidingEntities>>,
+    mut seen: ResMut<ChangedSets>,
+) {
+    seen.0 = changed.iter().collect();
+    seen.0.sort();
+}
+
+/// Every collider's `CollidingEntities`, by entity.
+fn sets(app: &mut App) -> bevy::platform::collections::HashMap<Entity, Vec<Entity>> {
+    let mut query = app.world_mut().query::<(Entity, &CollidingEntities)>();
+    query
+        .iter(app.world())
+        .map(|(entity, touching)| {
+            let mut members: Vec<Entity> = touching.iter().collect();
+            members.sort();
+            (entity, members)
+        })
+        .collect()
+}
+
+#[test]
+fn hundreds_of_changes_an_update_over_several_tables_keep_colliding_entities_exact() {
+    // Enough starts and ends an update that their changes to `CollidingEntities` are made a table at
+    // a time (from 64), among colliders spread over four of Bevy's tables, some with a parent, a few
+    // without a `CollidingEntities` of their own: every set exact, and marked changed exactly when it
+    // changed.
+    let mut app = app();
+    app.init_resource::<ChangedSets>().add_systems(
+        PostUpdate,
+        record_changed_sets.after(CollisionSystems::Events),
+    );
+    let mut rng = Rng(0x5e7c_4a11);
+    let parent = app.world_mut().spawn(at(0.5, -0.5)).id();
+    let colliders: Vec<Entity> = (0..300)
+        .map(|k| {
+            let size = rng.range(1.0, 3.0);
+            let collider = match k % 3 {
+                0 => Collider::rect(size, rng.range(1.0, 3.0)),
+                1 => Collider::rotated_rect(size, rng.range(1.0, 3.0)),
+                _ => Collider::circle(size * 0.5),
+            };
+            let mut entity = app.world_mut().spawn((at(0.0, 0.0), collider));
+            match k % 4 {
+                1 => entity.insert(Tagged),
+                2 => entity.insert(ChildOf(parent)),
+                3 => entity.insert((Tagged, ChildOf(parent))),
+                _ => &mut entity,
+            };
+            entity.id()
+        })
+        .collect();
+    let moved = |app: &mut App, rng: &mut Rng| {
+        for &collider in &colliders {
+            if rng.below(2) == 0 {
+                let mut transform = app.world_mut().get_mut::<Transform>(collider).unwrap();
+                *transform = at(rng.range(-20.0, 20.0), rng.range(-20.0, 20.0))
+                    .with_rotation(Quat::from_rotation_z(rng.range(-3.2, 3.2)));
+            }
+        }
+    };
+    moved(&mut app, &mut rng);
+    app.update();
+    // Without a set of its own, a collider is still in its partners' sets, as before.
+    for &collider in &colliders[..6] {
+        app.world_mut()
+            .entity_mut(collider)
+            .remove::<CollidingEntities>();
+    }
+    for frame in 0..12 {
+        let before = sets(&mut app);
+        moved(&mut app, &mut rng);
+        app.update();
+        let context = format!("frame {frame}");
+        let update = log(&app).updates;
+        let changes = (log(&app).stream.iter())
+            .filter(|(at_update, ..)| *at_update == update)
+            .count();
+        assert!(
+            2 * changes >= 64,
+            "{context}: {changes} starts and ends, too few to be made a table at a time"
+        );
+        let expected = brute_force_pairs(&mut app);
+        let held = colliding_pairs(&mut app);
+        let without_sets =
+            |(a, b): &(Entity, Entity)| colliders[..6].contains(a) && colliders[..6].contains(b);
+        assert_eq!(
+            held,
+            expected
+                .iter()
+                .copied()
+                .filter(|pair| !without_sets(pair))
+                .collect::<Vec<_>>(),
+            "{context}: CollidingEntities against brute force"
+        );
+        assert_eq!(
+            replayed_pairs(&app),
+            expected,
+            "{context}: the event stream"
+        );
+        let after = sets(&mut app);
+        let mut differing: Vec<Entity> = (after.iter())
+            .filter(|&(entity, members)| before.get(entity) != Some(members))
+            .map(|(&entity, _)| entity)
+            .collect();
+        differing.sort();
+        assert!(!differing.is_empty(), "{context}: some set changed");
+        assert_eq!(
+            app.world().resource::<ChangedSets>().0,
+            differing,
+            "{context}: the sets marked changed are the sets that changed"
+        );
+        // Under Bevy's `track_location` feature (`.ci/run` runs this file with it), each change is
+        // recorded as made by the plugin's pass over the tables. Without it nothing is recorded.
+        let mut query = app.world_mut().query::<Ref<CollidingEntities>>();
+        for &entity in &differing {
+            let changed_by = query.get(app.world(), entity).unwrap().changed_by();
+            if let Some(location) = changed_by.into_option() {
+                assert!(
+                    location.file().ends_with("set_changes.rs"),
+                    "{context}: changed by {location}"
+                );
+            }
+        }
+    }
+}
