@@ -24,12 +24,38 @@ use crate::prefetch::{AHEAD, prefetch_ahead, worth_prefetching};
 /// its components.
 #[derive(Clone, Copy, Debug)]
 struct SetChange {
-    /// The key the changes are sorted by: the kind of change (removals first), then the table.
-    key: u32,
+    /// The collider's table in the low 31 bits, and in the top bit whether `other` is added.
+    table_and_kind: u32,
     /// The collider's row in its table.
     row: u32,
     /// The entity added or removed.
     other: Entity,
+}
+
+impl SetChange {
+    /// The bit of [`Self::table_and_kind`] that tells an insertion.
+    const INSERT: u32 = 1 << 31;
+
+    /// The change of the set at `row` of `table`: `other` added when `insert`, removed otherwise.
+    fn new(table: u32, row: u32, other: Entity, insert: bool) -> Self {
+        Self {
+            table_and_kind: table | if insert { Self::INSERT } else { 0 },
+            row,
+            other,
+        }
+    }
+
+    /// Where the change sorts among those of `tables` tables ([`sort_key`]).
+    fn key(&self, tables: u32) -> u32 {
+        let table = self.table_and_kind & !Self::INSERT;
+        sort_key(table, self.table_and_kind & Self::INSERT != 0, tables)
+    }
+}
+
+/// Where the changes of kind `insert` to the sets of `table` sort among those of `tables` tables:
+/// removals, then insertions, each by table.
+fn sort_key(table: u32, insert: bool, tables: u32) -> u32 {
+    u32::from(insert) * tables + table
 }
 
 /// An update's changes to the colliders' sets, and the buffers that sort them, kept between updates.
@@ -67,22 +93,15 @@ impl SetChanges {
         };
         let table = location.table_id.as_u32();
         self.tables = self.tables.max(table + 1);
-        self.listed.push(SetChange {
-            // The kind is added in `sort`, once the number of tables is known.
-            key: table | (u32::from(insert) << 31),
-            row: location.table_row.index_u32(),
-            other,
-        });
+        let row = location.table_row.index_u32();
+        self.listed.push(SetChange::new(table, row, other, insert));
     }
 
     /// Sorts the listed changes by kind, then table, keeping their order within each (a counting
     /// sort).
     fn sort(&mut self) {
         let tables = self.tables;
-        let key = |change: &SetChange| {
-            let table = change.key & !(1 << 31);
-            (change.key >> 31) * tables + table
-        };
+        let key = |change: &SetChange| change.key(tables);
         self.key_starts.clear();
         self.key_starts.resize(2 * tables as usize + 1, 0);
         for change in &self.listed {
@@ -113,26 +132,24 @@ impl SetChanges {
         if table >= self.tables {
             return &[];
         }
-        let key = (u32::from(insert) * self.tables + table) as usize;
+        let key = sort_key(table, insert, self.tables) as usize;
         &self.sorted[self.key_starts[key] as usize..self.key_starts[key + 1] as usize]
     }
 
     /// Makes the listed changes to the sets of `sets` (removals first, in every table, then
-    /// insertions), marking each set changed as `Mut` would. Returns `false`, changing nothing, when
-    /// the query cannot be read as slices (see Bevy's `Query::contiguous_iter_mut`).
+    /// insertions), marking each set changed as `Mut` would. Changes nothing where the query cannot be
+    /// read as slices (see Bevy's `Query::contiguous_iter_mut`), which the caller asks first.
     pub(crate) fn apply(
         &mut self,
         sets: &mut Query<(Entity, &mut CollidingEntities)>,
         entities: &Entities,
         spare: &mut SpareEntitySets,
-    ) -> bool {
-        if sets.contiguous_iter_mut().is_err() {
-            return false;
-        }
+    ) {
         self.sort();
         for insert in [false, true] {
+            // A query that can be read as slices once can be every time.
             let Ok(tables) = sets.contiguous_iter_mut() else {
-                unreachable!("the query was read as slices above");
+                return;
             };
             for (table_entities, table_sets) in tables {
                 let Some(&first) = table_entities.first() else {
@@ -147,7 +164,6 @@ impl SetChanges {
                 }
             }
         }
-        true
     }
 }
 
@@ -198,11 +214,8 @@ mod tests {
             let table = [0, 1, 2, 3, 4, 6][(next() % 6) as usize];
             listed.push((insert, table, k));
             changes.tables = changes.tables.max(table + 1);
-            changes.listed.push(SetChange {
-                key: table | (u32::from(insert) << 31),
-                row: (next() % 50) as u32,
-                other: Entity::from_raw_u32(k).unwrap(),
-            });
+            let other = Entity::from_raw_u32(k).unwrap();
+            (changes.listed).push(SetChange::new(table, (next() % 50) as u32, other, insert));
         }
         changes.sort();
         for insert in [false, true] {
