@@ -195,6 +195,9 @@ impl CollidingSets<'_, '_> {
         started: &[CollisionStarted],
         set_changes: &mut SetChanges,
     ) {
+        // The loops over both orientations are written out: as one chain of iterators (`chain`,
+        // `flat_map`) shared by both paths, the events stage took 0.74 ms on W1 at 100,000 against 0.52
+        // to 0.54 ms (two alternating runs each).
         let many = 2 * (ended.len() + started.len()) >= SET_CHANGES_BY_TABLE;
         if many && self.sets.contiguous_iter_mut().is_ok() {
             set_changes.clear();

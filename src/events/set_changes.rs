@@ -45,10 +45,18 @@ impl SetChange {
         }
     }
 
+    /// The collider's table.
+    fn table(&self) -> u32 {
+        self.table_and_kind & !Self::INSERT
+    }
+
     /// Where the change sorts among those of `tables` tables ([`sort_key`]).
     fn key(&self, tables: u32) -> u32 {
-        let table = self.table_and_kind & !Self::INSERT;
-        sort_key(table, self.table_and_kind & Self::INSERT != 0, tables)
+        sort_key(
+            self.table(),
+            self.table_and_kind & Self::INSERT != 0,
+            tables,
+        )
     }
 }
 
@@ -91,10 +99,14 @@ impl SetChanges {
         let Ok(location) = entities.get_spawned(entity) else {
             return;
         };
-        let table = location.table_id.as_u32();
-        self.tables = self.tables.max(table + 1);
-        let row = location.table_row.index_u32();
-        self.listed.push(SetChange::new(table, row, other, insert));
+        let (table, row) = (location.table_id.as_u32(), location.table_row.index_u32());
+        self.push(SetChange::new(table, row, other, insert));
+    }
+
+    /// Adds `change` to the list, making room in the keys for its table.
+    fn push(&mut self, change: SetChange) {
+        self.tables = self.tables.max(change.table() + 1);
+        self.listed.push(change);
     }
 
     /// Sorts the listed changes by kind, then table, keeping their order within each (a counting
@@ -213,9 +225,8 @@ mod tests {
             let insert = k >= 600;
             let table = [0, 1, 2, 3, 4, 6][(next() % 6) as usize];
             listed.push((insert, table, k));
-            changes.tables = changes.tables.max(table + 1);
             let other = Entity::from_raw_u32(k).unwrap();
-            (changes.listed).push(SetChange::new(table, (next() % 50) as u32, other, insert));
+            changes.push(SetChange::new(table, (next() % 50) as u32, other, insert));
         }
         changes.sort();
         for insert in [false, true] {
