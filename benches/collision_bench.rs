@@ -12,7 +12,8 @@
 //! `--compute-threads N` gives Bevy's compute task pool N threads; without it the pool has Bevy's
 //! default size, which is one thread on a machine of two cores. `--rounds R` runs every workload R
 //! times, one run of each a round, and ends with a Markdown table of each workload's medians over its
-//! runs.
+//! runs. `--kinds shuffled` draws each collider's kind at random, where by default the kinds follow
+//! each other in a period of ten (`KindOrder` in the benches' library).
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    SeededRng, Spawn, flag_value, mean_ms, median_p99, task_pool_plugin, wrapped_step,
+    KindOrder, SeededRng, Spawn, flag_value, mean_ms, median_p99, task_pool_plugin, wrapped_step,
 };
 
 /// Counts allocations, to report how many a frame makes.
@@ -141,6 +142,8 @@ struct Bench {
     workload: Workload,
     side: f32,
     rng: SeededRng,
+    /// The order of the colliders' kinds.
+    kinds: KindOrder,
     /// Colliders that move (all but the static ones of W3).
     movers: Vec<Entity>,
 }
@@ -148,12 +151,13 @@ struct Bench {
 /// Spawns the i-th collider of the workload; it moves if `moving`.
 fn spawn_one(
     commands: &mut Commands,
+    kinds: KindOrder,
     rng: &mut SeededRng,
     side: f32,
     i: usize,
     moving: bool,
 ) -> Entity {
-    let spawn = Spawn::generate(rng, i, side, moving);
+    let spawn = Spawn::generate_in(kinds, rng, i, side, moving);
     let collider = Collider::from_shape(spawn.shape);
     let mut entity = commands.spawn((
         Transform::from_translation(spawn.position.extend(0.0))
@@ -171,18 +175,19 @@ fn setup(mut commands: Commands, mut bench: ResMut<Bench>, count: Res<ColliderCo
         workload,
         side,
         rng,
+        kinds,
         movers,
     } = &mut *bench;
     for i in 0..count.0 {
         let moving = !matches!(workload, Workload::Resting | Workload::StaticHeavy);
-        let entity = spawn_one(&mut commands, rng, *side, i, moving);
+        let entity = spawn_one(&mut commands, *kinds, rng, *side, i, moving);
         if moving {
             movers.push(entity);
         }
     }
     if *workload == Workload::StaticHeavy {
         for i in 0..count.0 / 100 {
-            movers.push(spawn_one(&mut commands, rng, *side, i, true));
+            movers.push(spawn_one(&mut commands, *kinds, rng, *side, i, true));
         }
     }
 }
@@ -199,6 +204,7 @@ fn step(
         workload,
         side,
         rng,
+        kinds,
         movers: list,
     } = &mut *bench;
     let (side, half) = (*side, *side * 0.5);
@@ -225,7 +231,7 @@ fn step(
             commands.entity(list.swap_remove(index)).despawn();
         }
         for i in 0..churned {
-            let entity = spawn_one(&mut commands, rng, side, i, true);
+            let entity = spawn_one(&mut commands, *kinds, rng, side, i, true);
             list.push(entity);
         }
     }
@@ -248,7 +254,13 @@ struct Report {
     built_in_background: usize,
 }
 
-fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usize>) -> Report {
+fn run(
+    workload: Workload,
+    n: usize,
+    frames: usize,
+    compute_threads: Option<usize>,
+    kinds: KindOrder,
+) -> Report {
     let mut app = App::new();
     app.add_plugins((
         MinimalPlugins.set(task_pool_plugin(compute_threads)),
@@ -260,6 +272,7 @@ fn run(workload: Workload, n: usize, frames: usize, compute_threads: Option<usiz
         workload,
         side: workload.side(n),
         rng: SeededRng::new(0x5eed_0000 + n as u64),
+        kinds,
         movers: Vec::new(),
     })
     .init_resource::<PipelineSpan>()
@@ -451,6 +464,12 @@ fn main() {
         .and_then(|f| f.parse().ok())
         .unwrap_or(200);
     let compute_threads = value("--compute-threads").and_then(|n| n.parse().ok());
+    let kinds = value("--kinds")
+        .map(|name| KindOrder::parse(name).expect("--kinds is periodic or shuffled"))
+        .unwrap_or_default();
+    if kinds == KindOrder::Shuffled {
+        println!("kinds in no order (--kinds shuffled)");
+    }
     let plan: Vec<(Workload, usize)> = if args.iter().any(|a| a == "--all") {
         vec![
             (Workload::UniformMoving, 1_000),
@@ -478,7 +497,7 @@ fn main() {
     // seconds, falls on one run of each rather than on every run of one.
     for _ in 0..rounds {
         for (&(workload, n), runs) in plan.iter().zip(&mut runs) {
-            let report = run(workload, n, frames, compute_threads);
+            let report = run(workload, n, frames, compute_threads, kinds);
             runs.push(print_report(workload, n, frames, report));
         }
     }

@@ -106,13 +106,80 @@ pub struct Spawn {
     pub velocity: Option<Vec2>,
 }
 
+/// The order in which a workload's colliders take their kinds, which is the order of the kinds in
+/// Bevy's tables: the prepare stage and the broad phase's gather branch on the kind row by row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KindOrder {
+    /// Four rects, three rotated rects and three circles, over and over: the order a game gets that
+    /// spawns each kind in runs, and one the branch predictor learns.
+    #[default]
+    Periodic,
+    /// Each collider's kind drawn at random, in the same shares: no order to learn.
+    Shuffled,
+}
+
+impl KindOrder {
+    /// `periodic` or `shuffled`.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "periodic" => Some(Self::Periodic),
+            "shuffled" => Some(Self::Shuffled),
+            _ => None,
+        }
+    }
+
+    /// The tenth of the mix that the i-th collider falls in: 0 to 3 a rect, 4 to 6 a rotated rect, 7 to
+    /// 9 a circle. Shuffled, each tenth comes from a hash of `i` (SplitMix64's finaliser), so that the
+    /// workload's other draws stay what they are in the periodic order.
+    ///
+    /// ```
+    /// use bevy_rect_collision_benches::KindOrder;
+    ///
+    /// assert_eq!(KindOrder::Periodic.tenth(13), 3);
+    /// let shuffled: Vec<usize> = (0..10_000).map(|i| KindOrder::Shuffled.tenth(i)).collect();
+    /// let share = |tenths: core::ops::Range<usize>| {
+    ///     shuffled.iter().filter(|tenth| tenths.contains(tenth)).count()
+    /// };
+    /// // The shares of the mix, 40%, 30% and 30%, within 2 points.
+    /// assert!((3_800..4_200).contains(&share(0..4)), "{}", share(0..4));
+    /// assert!((2_800..3_200).contains(&share(4..7)), "{}", share(4..7));
+    /// assert!((2_800..3_200).contains(&share(7..10)), "{}", share(7..10));
+    /// // No period: the kinds of rows ten apart differ as often as two drawn at random do (66%).
+    /// let differ = (10..10_000).filter(|&i| shuffled[i] / 4 != shuffled[i - 10] / 4).count();
+    /// assert!(differ > 4_000, "{differ}");
+    /// ```
+    pub fn tenth(self, i: usize) -> usize {
+        match self {
+            Self::Periodic => i % 10,
+            Self::Shuffled => {
+                let mut z = (i as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                ((z ^ (z >> 31)) % 10) as usize
+            }
+        }
+    }
+}
+
 impl Spawn {
     /// The i-th collider of a workload in a square of side `side`: 40% rects, 30% rotated rects, 30%
-    /// circles, sizes 1 to 3, uniform positions and angles, speeds up to 3 per axis if `moving`.
+    /// circles in the periodic [`KindOrder`], sizes 1 to 3, uniform positions and angles, speeds up to 3
+    /// per axis if `moving`.
     pub fn generate(rng: &mut SeededRng, i: usize, side: f32, moving: bool) -> Self {
+        Self::generate_in(KindOrder::Periodic, rng, i, side, moving)
+    }
+
+    /// [`Spawn::generate`] with the kinds in `order`; everything but the kinds is the same in either.
+    pub fn generate_in(
+        order: KindOrder,
+        rng: &mut SeededRng,
+        i: usize,
+        side: f32,
+        moving: bool,
+    ) -> Self {
         let (w, h) = (rng.range(1.0, 3.0), rng.range(1.0, 3.0));
         let half_size = Vec2::new(w, h) * 0.5;
-        let shape = match i % 10 {
+        let shape = match order.tenth(i) {
             0..4 => ColliderShape::Rect { half_size },
             4..7 => ColliderShape::RotatedRect { half_size },
             _ => ColliderShape::Circle { radius: w * 0.5 },

@@ -7,17 +7,20 @@
 //! ```text
 //! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100
 //! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100 --compute-threads 2
+//! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100 --kinds shuffled
 //! ```
 //!
 //! A fourth app runs the same colliders' movement and transform propagation with no collision engine.
 //! Its median is subtracted from each engine's, which gives what collision detection adds to a frame:
 //! the ratios are given on both measures. `--compute-threads N` gives Bevy's compute task pool N
 //! threads in every app; without it the pool has Bevy's default size (one thread on two cores).
+//! `--kinds shuffled` draws each collider's kind at random instead of in a period of ten
+//! (`KindOrder`).
 //!
 //! The peers are set up for detection only: kinematic sensor colliders with collision events on (for
 //! rapier also `ActiveCollisionTypes::all()`, without which two kinematic bodies never collide), stepped
 //! once per update in `PostUpdate` like this crate. Every engine gets the same spawn sequence
-//! (`Spawn::generate`, seeded) and the same movement; axis-aligned rectangles never turn, so that they
+//! (`Spawn::generate_in`, seeded) and the same movement; axis-aligned rectangles never turn, so that they
 //! mean the same shape to all three. The run fails if a peer's count of started collisions differs from
 //! ours by more than 3%.
 
@@ -28,7 +31,7 @@ use bevy::prelude::*;
 use bevy_rapier2d::prelude as rapier;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    SeededRng, Spawn, flag_value, median_p99, task_pool_plugin, wrapped_step,
+    KindOrder, SeededRng, Spawn, flag_value, median_p99, task_pool_plugin, wrapped_step,
 };
 
 const WARMUP_FRAMES: usize = 10;
@@ -247,16 +250,19 @@ fn main() {
     let n = value("--n").unwrap_or(10_000);
     let frames = value("--frames").unwrap_or(100);
     let compute_threads = value("--compute-threads");
+    let kinds = flag_value(&args, "--kinds")
+        .map(|name| KindOrder::parse(name).expect("--kinds is periodic or shuffled"))
+        .unwrap_or_default();
     let side = 4.0 * (n as f32).sqrt();
     let mut rng = SeededRng::new(0x5eed_0000 + n as u64);
     let spawns: Vec<Spawn> = (0..n)
-        .map(|i| Spawn::generate(&mut rng, i, side, true))
+        .map(|i| Spawn::generate_in(kinds, &mut rng, i, side, true))
         .collect();
 
     let threads = compute_threads.map_or("Bevy's default".to_string(), |t| t.to_string());
     println!(
         "w1 uniform moving n={n} frames={frames} (+{WARMUP_FRAMES} warm-up), whole app.update() per \
-         frame, compute threads: {threads}"
+         frame, compute threads: {threads}, kinds: {kinds:?}"
     );
     let runs = run_all(&spawns, side, frames, compute_threads);
     for run in &runs {
