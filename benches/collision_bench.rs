@@ -464,9 +464,7 @@ fn main() {
         .and_then(|f| f.parse().ok())
         .unwrap_or(200);
     let compute_threads = value("--compute-threads").and_then(|n| n.parse().ok());
-    let kinds = value("--kinds")
-        .map(|name| KindOrder::parse(name).expect("--kinds is periodic or shuffled"))
-        .unwrap_or_default();
+    let kinds = KindOrder::from_args(&args);
     if kinds == KindOrder::Shuffled {
         println!("kinds in no order (--kinds shuffled)");
     }

@@ -128,6 +128,22 @@ impl KindOrder {
         }
     }
 
+    /// The order a command line asks for with `--kinds periodic` or `--kinds shuffled`; periodic without
+    /// the flag. Panics on another name, as the binaries' other flags do on bad values.
+    ///
+    /// ```
+    /// use bevy_rect_collision_benches::KindOrder;
+    ///
+    /// let args = |list: &[&str]| list.iter().map(|arg| arg.to_string()).collect::<Vec<_>>();
+    /// assert_eq!(KindOrder::from_args(&args(&["--kinds", "shuffled"])), KindOrder::Shuffled);
+    /// assert_eq!(KindOrder::from_args(&args(&["--n", "10"])), KindOrder::Periodic);
+    /// ```
+    pub fn from_args(args: &[String]) -> Self {
+        flag_value(args, "--kinds")
+            .map(|name| Self::parse(name).expect("--kinds is periodic or shuffled"))
+            .unwrap_or_default()
+    }
+
     /// The tenth of the mix that the i-th collider falls in: 0 to 3 a rect, 4 to 6 a rotated rect, 7 to
     /// 9 a circle. Shuffled, each tenth comes from a hash of `i` (SplitMix64's finaliser), so that the
     /// workload's other draws stay what they are in the periodic order.

@@ -20,9 +20,9 @@
 //! The peers are set up for detection only: kinematic sensor colliders with collision events on (for
 //! rapier also `ActiveCollisionTypes::all()`, without which two kinematic bodies never collide), stepped
 //! once per update in `PostUpdate` like this crate. Every engine gets the same spawn sequence
-//! (`Spawn::generate_in`, seeded) and the same movement; axis-aligned rectangles never turn, so that they
-//! mean the same shape to all three. The run fails if a peer's count of started collisions differs from
-//! ours by more than 3%.
+//! (`Spawn::generate_in`, seeded) and the same movement; axis-aligned rectangles never turn, so that
+//! they mean the same shape to all three. The run fails if a peer's count of started collisions differs
+//! from ours by more than 3%.
 
 use std::time::{Duration, Instant};
 
@@ -250,9 +250,7 @@ fn main() {
     let n = value("--n").unwrap_or(10_000);
     let frames = value("--frames").unwrap_or(100);
     let compute_threads = value("--compute-threads");
-    let kinds = flag_value(&args, "--kinds")
-        .map(|name| KindOrder::parse(name).expect("--kinds is periodic or shuffled"))
-        .unwrap_or_default();
+    let kinds = KindOrder::from_args(&args);
     let side = 4.0 * (n as f32).sqrt();
     let mut rng = SeededRng::new(0x5eed_0000 + n as u64);
     let spawns: Vec<Spawn> = (0..n)
