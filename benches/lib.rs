@@ -119,7 +119,7 @@ pub enum KindOrder {
 }
 
 impl KindOrder {
-    /// `periodic` or `shuffled`.
+    /// The order named `periodic` or `shuffled`; `None` for any other name.
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "periodic" => Some(Self::Periodic),
