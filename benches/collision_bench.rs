@@ -252,6 +252,8 @@ struct Report {
     pipeline_when_kept: Vec<Duration>,
     /// On how many frames the broad phase took in a grid built in the background.
     built_in_background: usize,
+    /// On how many frames the broad phase gathered every collider out of Bevy's tables.
+    gathered: usize,
 }
 
 fn run(
@@ -308,6 +310,7 @@ fn run(
         pipeline_when_built: Vec::new(),
         pipeline_when_kept: Vec::new(),
         built_in_background: 0,
+        gathered: 0,
     };
     for frame in 0..WARMUP_FRAMES + frames {
         let allocations = ALLOCATIONS.load(Ordering::Relaxed);
@@ -340,6 +343,7 @@ fn run(
         report.touching = d.touching_pairs;
         report.candidates = d.candidate_pairs;
         report.built_in_background += usize::from(d.grid_built_in_background);
+        report.gathered += usize::from(d.colliders_gathered);
         if d.grid_built {
             report.pipeline_when_built.push(t.total());
         } else {
@@ -415,8 +419,8 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
         println!("  grid built on {built} of {frames} frames");
     }
     println!(
-        "  grid built in the background and taken in on {} frames",
-        report.built_in_background
+        "  grid built in the background and taken in on {} frames; colliders gathered on {}",
+        report.built_in_background, report.gathered
     );
     summary
 }

@@ -180,22 +180,30 @@ fn a_disabled_collider_moving_among_resting_ones_changes_nothing() {
     }
 }
 
-#[test]
-fn colliders_drifting_within_their_grown_boxes_keep_the_grid_and_match_brute_force_every_frame() {
+/// An app with 600 colliders of the three kinds drifting slowly and turning, in one table, updated
+/// once; and the colliders.
+fn drifting_world(seed: u64) -> (App, Vec<Entity>) {
     let mut app = app();
     app.add_systems(Update, move_movers);
-    let mut rng = Rng(0xd71f_7001);
+    let mut rng = Rng(seed);
     let colliders = spawn_still(&mut app, &mut rng, 600, 50.0);
     for &collider in &colliders {
         let velocity = Velocity(Vec2::new(rng.range(-0.03, 0.03), rng.range(-0.03, 0.03)));
         app.world_mut().entity_mut(collider).insert(velocity);
     }
     app.update();
+    (app, colliders)
+}
+
+#[test]
+fn colliders_drifting_within_their_grown_boxes_keep_the_grid_and_match_brute_force_every_frame() {
+    let (mut app, colliders) = drifting_world(0xd71f_7001);
     // Changes besides the colliders' places, each made on the update after a build, when few colliders
     // have left their grown boxes, so that only the change can make the grid be built anew. Each is
     // made to a collider that touches another.
     let mut changes = vec!["layers", "table", "disable", "despawn", "invalid"].into_iter();
     let (mut kept, mut built, mut last_built) = (0, 0, true);
+    let mut kept_in_place = 0;
     for frame in 1..150 {
         let change = if last_built && frame > 20 {
             changes.next()
@@ -231,11 +239,13 @@ fn colliders_drifting_within_their_grown_boxes_keep_the_grid_and_match_brute_for
             transform.translation.x += 10.0;
         }
         app.update();
-        last_built = app.world().resource::<CollisionDiagnostics>().grid_built;
+        let diagnostics = *app.world().resource::<CollisionDiagnostics>();
+        last_built = diagnostics.grid_built;
         assert!(
             last_built || change.is_none(),
             "frame {frame}: a change besides the colliders' places ({change:?}) builds the grid anew"
         );
+        kept_in_place += usize::from(!last_built && !diagnostics.colliders_gathered);
         if last_built {
             built += 1;
         } else {
@@ -250,4 +260,63 @@ fn colliders_drifting_within_their_grown_boxes_keep_the_grid_and_match_brute_for
         kept > 2 * built && built > 10,
         "the grid kept {kept} times and built {built} times"
     );
+    // Until a collider goes to a table of its own, the colliders are read where they are.
+    assert!(
+        kept_in_place >= 5,
+        "the grid kept {kept_in_place} times without a gather"
+    );
+}
+
+/// Updates `app` until one keeps the grid reading the colliders where they are in their table, then
+/// until the grid is built again; checks every frame against brute force. Returns how many updates
+/// kept the grid so.
+fn update_until_kept_in_place_and_built(app: &mut App, context: &str) -> usize {
+    let mut kept_in_place = 0;
+    for frame in 0..40 {
+        app.update();
+        assert_matches_brute_force(app, &format!("{context}, frame {frame}"));
+        let diagnostics = *app.world().resource::<CollisionDiagnostics>();
+        kept_in_place += usize::from(!diagnostics.grid_built && !diagnostics.colliders_gathered);
+        if kept_in_place > 0 && diagnostics.grid_built {
+            return kept_in_place;
+        }
+    }
+    panic!("{context}: the grid was kept in place {kept_in_place} times, then never built");
+}
+
+/// Updates `app`, checks that the update built the grid anew, and checks it against brute force.
+fn update_building_the_grid(app: &mut App, context: &str) {
+    app.update();
+    assert!(
+        app.world().resource::<CollisionDiagnostics>().grid_built,
+        "{context}: the grid is built anew"
+    );
+    assert_matches_brute_force(app, context);
+}
+
+#[test]
+fn drifting_colliders_read_in_their_table_match_brute_force_when_rows_change_entity_or_turn_invalid()
+ {
+    let (mut app, colliders) = drifting_world(0x7ab1_e5a7);
+    update_until_kept_in_place_and_built(&mut app, "before the changes");
+    // A collider that touches another, early in the table, so that the table's last row takes its
+    // place when it leaves.
+    let toucher = *colliders
+        .iter()
+        .find(|&&collider| !touching(&mut app, collider).is_empty())
+        .expect("a collider touches another");
+    // Out of the table and back within one update: the last row's collider takes its row and it takes
+    // the last, and neither's change ticks tell (moving between tables changes no component).
+    let mut collider = app.world_mut().entity_mut(toucher);
+    collider.insert(Tagged);
+    collider.remove::<Tagged>();
+    update_building_the_grid(&mut app, "after the rows changed");
+    update_until_kept_in_place_and_built(&mut app, "after the rows changed");
+    // A collider turning invalid: left out of the pairs at once, and read in place again once it is
+    // valid and the grid built anew.
+    let transform = *app.world().get::<Transform>(toucher).unwrap();
+    *app.world_mut().get_mut::<Transform>(toucher).unwrap() = at(f32::NAN, 0.0);
+    update_building_the_grid(&mut app, "after a collider turned invalid");
+    *app.world_mut().get_mut::<Transform>(toucher).unwrap() = transform;
+    update_until_kept_in_place_and_built(&mut app, "after the collider turned valid");
 }

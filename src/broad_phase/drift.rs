@@ -5,15 +5,21 @@
 //! entity, its new shape replaces the entry's, and its box must lie within its grown box of the build
 //! or it counts as escaped. Above [`PARALLEL_THRESHOLD`] colliders the slots are split over the compute
 //! task pool when it has several threads, a run of slots a task, as the build's reorder is.
+//!
+//! Where the build's gathered colliders were the rows of the one table that holds them, the update
+//! reads that table instead, row by row, and takes each row into its slot ([`take_rows`]): no gather.
 
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use bevy::prelude::*;
 use bevy::tasks::TaskPool;
 
-use super::ColliderEntry;
 use super::gather::GatheredCollider;
 use super::grid::{Bounds, UniformGrid};
 use super::moved::MovedSinceBuild;
+use super::{ColliderEntry, padded};
+use crate::collider::ColliderWorldShape;
+use crate::geometry::WorldShape;
 use crate::prefetch::{AHEAD, prefetch_ahead, worth_prefetching};
 
 /// Below this many colliders the slots are taken on one thread.
@@ -24,6 +30,13 @@ pub(super) const PARALLEL_THRESHOLD: usize = 32_768;
 pub(super) struct DriftSource<'a> {
     /// The colliders as gathered this update, with their padded boxes, in the order of Bevy's tables.
     pub gathered: &'a [GatheredCollider],
+    /// What their new boxes are checked against.
+    pub checks: EscapeChecks<'a>,
+}
+
+/// What the slots' new boxes are checked against.
+#[derive(Clone, Copy)]
+pub(super) struct EscapeChecks<'a> {
     /// The build's grid, whose boxes are the grown ones, in the slots' order.
     pub grid: &'a UniformGrid,
     /// The slots moved since the build: they need no check.
@@ -40,11 +53,130 @@ pub(super) struct DriftTarget<'a> {
     pub order: &'a [u32],
 }
 
-/// Takes every slot, on `pool` when given: writes each entry's new shape and packed box, and sets
-/// `escaped` to the slots whose boxes left their grown boxes (in order). Returns `false`, with the
-/// entries partly written, when a gathered collider is not the entity of its slot or more than `room`
-/// escaped. `task_escaped` holds the tasks' lists between updates.
+/// How an update's attempt to take the drifted colliders went.
+pub(super) enum Drift {
+    /// Every slot was taken, and few escaped.
+    Taken,
+    /// The sample before the pass showed too many escaped (see [`sample_shows_too_many_escaped`]).
+    SampleEscaped,
+    /// The pass found a collider not the entity of its slot, an invalid one, or too many escaped.
+    NotTaken,
+}
+
+/// The colliders as they are in the one table of Bevy's that holds them, row by row.
+#[derive(Clone, Copy)]
+pub(super) struct TableRows<'a> {
+    pub entities: &'a [Entity],
+    pub shapes: &'a [ColliderWorldShape],
+}
+
+impl TableRows<'_> {
+    /// How many rows.
+    pub(super) fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// The shape and padded box of the collider in `row`; `None` when its shape is invalid.
+    #[inline(always)]
+    fn shape_and_bounds(&self, row: usize) -> Option<(WorldShape, Bounds)> {
+        let shape = self.shapes[row].0?;
+        Some((shape, Bounds::of(&padded(shape.aabb()))))
+    }
+}
+
+/// How many rows ahead [`take_rows`] asks for the entries and boxes of the slots it writes, which lie
+/// in the cache it is meant for but not in the nearest: on workload W1 at 10,000 colliders the broad
+/// phase took 0.119 to 0.123 ms asking, against 0.125 to 0.130 ms without (four alternating runs
+/// each).
+const ROWS_AHEAD: usize = 16;
+
+/// Takes every row of `rows` into its slot (`slot_of_row[row]`, the inverse of the build's order, whose
+/// gathered indices were these rows), on one thread: as [`take_drifted`], writing the entries and boxes
+/// out of order instead of reading the colliders out of order.
+///
+/// The rows come in the order of Bevy's table, where the colliders' kinds come in whatever order the
+/// game spawned them: in the slots' order they come as the colliders lie in the world, and the box of
+/// each shape, worked out by its kind, costs a mispredicted branch on about every other one. On
+/// workload W1 at 10,000 colliders, whose kinds come in a period of ten, reading the table in the
+/// slots' order took the broad phase 0.216 to 0.225 ms, against 0.145 to 0.147 ms for the gather and
+/// the pass over the gathered colliders (three alternating runs each). In the table's order it takes
+/// 0.121 to 0.124 ms, against 0.144 to 0.148 ms (six alternating runs each, in a quieter stretch).
+pub(super) fn take_rows(
+    rows: TableRows,
+    slot_of_row: &[u32],
+    checks: EscapeChecks,
+    target: DriftTarget,
+    escaped: &mut Vec<u32>,
+) -> Drift {
+    escaped.clear();
+    let sampled = (0..rows.entities.len()).step_by(ESCAPE_SAMPLE_STRIDE);
+    // An invalid collider counts as escaped: the pass stops at it.
+    let sample_escaped = sampled
+        .filter(|&row| {
+            (rows.shape_and_bounds(row))
+                .is_none_or(|(_, bounds)| checks.has_escaped(slot_of_row[row] as usize, bounds))
+        })
+        .count();
+    if sample_escaped * ESCAPE_SAMPLE_STRIDE > checks.room {
+        return Drift::SampleEscaped;
+    }
+    let DriftTarget {
+        entries,
+        slot_bounds,
+        ..
+    } = target;
+    for (row, (&entity, &slot)) in rows.entities.iter().zip(slot_of_row).enumerate() {
+        if let Some(&ahead) = slot_of_row.get(row + ROWS_AHEAD) {
+            let ahead = ahead as usize;
+            prefetch_ahead(entries, ahead);
+            prefetch_ahead(slot_bounds, ahead);
+            checks.grid.prefetch_sorted(ahead);
+        }
+        let slot = slot as usize;
+        let Some((shape, bounds)) = rows.shape_and_bounds(row) else {
+            return Drift::NotTaken;
+        };
+        let entry = &mut entries[slot];
+        if entry.entity != entity {
+            return Drift::NotTaken;
+        }
+        entry.shape = shape;
+        slot_bounds[slot] = bounds;
+        if checks.has_escaped(slot, bounds) {
+            escaped.push(slot as u32);
+            if escaped.len() > checks.room {
+                return Drift::NotTaken;
+            }
+        }
+    }
+    // In the slots' order, as the pass over the slots lists them.
+    escaped.sort_unstable();
+    Drift::Taken
+}
+
+/// Takes every slot, on `pool` when given, unless [`sample_shows_too_many_escaped`] first: writes each
+/// entry's new shape and packed box, and sets `escaped` to the slots whose boxes left their grown boxes
+/// (in order). The entries are left partly written when a gathered collider is not the entity of its
+/// slot or more than `room` escaped. `task_escaped` holds the tasks' lists between updates.
 pub(super) fn take_drifted(
+    pool: Option<&TaskPool>,
+    source: DriftSource,
+    target: DriftTarget,
+    escaped: &mut Vec<u32>,
+    task_escaped: &mut Vec<Vec<u32>>,
+) -> Drift {
+    if sample_shows_too_many_escaped(source, target.order) {
+        return Drift::SampleEscaped;
+    }
+    if take_slots_of_runs(pool, source, target, escaped, task_escaped) {
+        Drift::Taken
+    } else {
+        Drift::NotTaken
+    }
+}
+
+/// [`take_drifted`]'s pass over the slots, in runs over `pool` when given; `false` when it stopped.
+fn take_slots_of_runs(
     pool: Option<&TaskPool>,
     source: DriftSource,
     target: DriftTarget,
@@ -93,7 +225,7 @@ pub(super) fn take_drifted(
     for list in task_escaped.iter() {
         escaped.extend_from_slice(list);
     }
-    escaped.len() <= source.room
+    escaped.len() <= source.checks.room
 }
 
 /// [`sample_shows_too_many_escaped`] checks one slot in this many.
@@ -102,18 +234,18 @@ const ESCAPE_SAMPLE_STRIDE: usize = 16;
 /// Whether one slot in [`ESCAPE_SAMPLE_STRIDE`] shows more than `room` escaped in all, checked before
 /// [`take_drifted`]: where it does (every sixth update of workload W1), the pass over every slot would
 /// be spent for nothing. A sample that misjudges builds an update early, or lets the pass fail.
-pub(super) fn sample_shows_too_many_escaped(source: DriftSource, order: &[u32]) -> bool {
+fn sample_shows_too_many_escaped(source: DriftSource, order: &[u32]) -> bool {
     let sampled = (0..order.len()).step_by(ESCAPE_SAMPLE_STRIDE);
     let escaped = sampled
         .filter(|&slot| {
             let bounds = Bounds::of(&source.gathered[order[slot] as usize].aabb);
-            source.has_escaped(slot, bounds)
+            source.checks.has_escaped(slot, bounds)
         })
         .count();
-    escaped * ESCAPE_SAMPLE_STRIDE > source.room
+    escaped * ESCAPE_SAMPLE_STRIDE > source.checks.room
 }
 
-impl DriftSource<'_> {
+impl EscapeChecks<'_> {
     /// Whether the collider taken into `slot`, of box `bounds`, left its grown box for the first time
     /// since the build.
     #[inline]
@@ -165,9 +297,9 @@ fn take_slots<const PREFETCH: bool>(
         entry.shape = new.entry.shape;
         let bounds = Bounds::of(&new.aabb);
         *slot_bounds = bounds;
-        if source.has_escaped(slot, bounds) {
+        if source.checks.has_escaped(slot, bounds) {
             escaped.push(slot as u32);
-            if escaped_count.fetch_add(1, Ordering::Relaxed) >= source.room {
+            if escaped_count.fetch_add(1, Ordering::Relaxed) >= source.checks.room {
                 return false;
             }
         }

@@ -51,6 +51,9 @@ pub(super) struct Gathered {
     pub invalid: usize,
     /// Whether some valid collider has layers other than [`CollisionLayers::ALL`].
     pub layered: bool,
+    /// Whether the gathered colliders' indices are the rows of one table, read as slices: one table
+    /// had rows, and none was left out as invalid.
+    pub rows: bool,
 }
 
 /// Fills `target` with every valid collider of `colliders`, in the order of Bevy's tables. The arrays
@@ -79,9 +82,11 @@ pub(super) fn gather_colliders(colliders: &ActiveColliders, target: GatherTarget
         gathered.layered |= layered;
         count += valid;
     };
+    let mut tables_with_rows = 0;
     match colliders.contiguous_iter() {
         Ok(tables) => {
             for (entities, shapes, collider_layers) in tables {
+                tables_with_rows += usize::from(!entities.is_empty());
                 append(Rows {
                     entities,
                     shapes,
@@ -103,6 +108,7 @@ pub(super) fn gather_colliders(colliders: &ActiveColliders, target: GatherTarget
     }
     gathered_colliders.truncate(count);
     layers.truncate(count);
+    gathered.rows = tables_with_rows == 1 && gathered.invalid == 0;
     gathered
 }
 

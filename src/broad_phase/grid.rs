@@ -257,6 +257,13 @@ impl UniformGrid {
         self.bounds[k].aabb()
     }
 
+    /// Asks the memory ahead for the k-th box of the sorted order, which [`Self::sorted_contains`]
+    /// reads.
+    #[inline(always)]
+    pub(crate) fn prefetch_sorted(&self, k: usize) {
+        prefetch_ahead(&self.bounds, k);
+    }
+
     /// Whether the k-th box of the sorted order holds `inner`.
     #[inline]
     pub(crate) fn sorted_contains(&self, k: usize, inner: Bounds) -> bool {
