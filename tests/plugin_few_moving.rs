@@ -268,9 +268,8 @@ fn colliders_drifting_within_their_grown_boxes_keep_the_grid_and_match_brute_for
 }
 
 /// Updates `app` until one keeps the grid reading the colliders where they are in their table, then
-/// until the grid is built again; checks every frame against brute force. Returns how many updates
-/// kept the grid so.
-fn update_until_kept_in_place_and_built(app: &mut App, context: &str) -> usize {
+/// until the grid is built again; checks every frame against brute force.
+fn update_until_kept_in_place_and_built(app: &mut App, context: &str) {
     let mut kept_in_place = 0;
     for frame in 0..40 {
         app.update();
@@ -278,7 +277,7 @@ fn update_until_kept_in_place_and_built(app: &mut App, context: &str) -> usize {
         let diagnostics = *app.world().resource::<CollisionDiagnostics>();
         kept_in_place += usize::from(!diagnostics.grid_built && !diagnostics.colliders_gathered);
         if kept_in_place > 0 && diagnostics.grid_built {
-            return kept_in_place;
+            return;
         }
     }
     panic!("{context}: the grid was kept in place {kept_in_place} times, then never built");

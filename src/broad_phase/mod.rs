@@ -326,9 +326,9 @@ impl BroadPhase {
             slot_bounds: &mut self.slot_bounds,
             order,
         };
+        let checks = EscapeChecks { grid, moved, room };
         let drift = match from {
             DriftFrom::Gathered => {
-                let checks = EscapeChecks { grid, moved, room };
                 let source = DriftSource { gathered, checks };
                 let pool = pool_for(count, drift::PARALLEL_THRESHOLD);
                 take_drifted(
@@ -340,7 +340,6 @@ impl BroadPhase {
                 )
             }
             DriftFrom::Table(rows, _) => {
-                let checks = EscapeChecks { grid, moved, room };
                 take_rows(rows, slot_of_row, checks, target, &mut self.escaped)
             }
         };
@@ -687,8 +686,8 @@ enum DriftFrom<'a> {
     Table(TableRows<'a>, &'a ActiveColliders<'a, 'a>),
 }
 
-/// The rows of the one table that holds every collider of `colliders`, if one does (tables without
-/// rows aside) and the tables can be read as slices.
+/// The rows of the one table that holds every collider of `colliders`, if exactly one table has rows
+/// and the tables can be read as slices.
 fn only_table<'a>(colliders: &'a ActiveColliders) -> Option<TableRows<'a>> {
     let tables = colliders.contiguous_iter().ok()?;
     let mut rows = None;
@@ -698,11 +697,7 @@ fn only_table<'a>(colliders: &'a ActiveColliders) -> Option<TableRows<'a>> {
         }
         rows = Some(TableRows { entities, shapes });
     }
-    // No rows at all: the one table of none.
-    Some(rows.unwrap_or(TableRows {
-        entities: &[],
-        shapes: &[],
-    }))
+    rows
 }
 
 /// How many colliders of `entries` may move, besides `moved_since_build`, with at most one in
