@@ -1,6 +1,7 @@
 //! Nanoseconds per collider for the prepare stage's work: a world shape from a `GlobalTransform`
-//! (`pose_from_global_transform`, then `Collider::world_shape`), on the workload runner's mix of
-//! shapes.
+//! (`Collider::world_shape_from_transform`, as the stage builds it, and through the pose:
+//! `pose_from_global_transform`, then `Collider::world_shape`), on the workload runner's mix of
+//! shapes, unscaled as its colliders are.
 //!
 //! Run: `cargo bench -p bevy_rect_collision_benches --bench prepare`. Each iteration builds 4,096 world
 //! shapes; criterion's throughput line gives colliders per second.
@@ -27,6 +28,16 @@ fn world_shapes(c: &mut Criterion) {
         .collect();
     let mut group = c.benchmark_group("prepare");
     group.throughput(Throughput::Elements(COLLIDERS as u64));
+    group.bench_function("world_shape_from_transform", |bench| {
+        bench.iter(|| {
+            colliders
+                .iter()
+                .filter_map(|(collider, transform)| {
+                    collider.world_shape_from_transform(black_box(transform))
+                })
+                .count()
+        })
+    });
     group.bench_function("pose_and_world_shape", |bench| {
         bench.iter(|| {
             colliders

@@ -248,12 +248,105 @@ impl Collider {
             Vec4::new(size.x, size.y, pose.scale.x.abs(), pose.scale.y.abs()).cmpgt(Vec4::ZERO);
         (valid & positive).all().then_some(shape)
     }
+
+    /// The collider placed in the world by `transform`: equal to
+    /// `self.world_shape(&pose_from_global_transform(transform))`, but for the sign of a zero.
+    ///
+    /// An unscaled transform that does not mirror, the common case, needs no pose: the shape is its
+    /// translation and the collider's sizes, and only the shapes that turn (a rotated rectangle, a circle
+    /// with an offset) work out the rotation. The prepare stage builds every changed collider's shape
+    /// this way: on workload W1 at 10,000 colliders it took 0.135 to 0.136 ms through the pose and takes
+    /// 0.093 to 0.094 ms (three alternating runs each).
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_rect_collision::collider::pose_from_global_transform;
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// let turned = GlobalTransform::from(
+    ///     Transform::from_xyz(3.0, -1.0, 0.0).with_rotation(Quat::from_rotation_z(0.4)),
+    /// );
+    /// let scaled = GlobalTransform::from(Transform::from_scale(Vec3::new(2.0, -3.0, 1.0)));
+    /// for collider in [
+    ///     Collider::rect(2.0, 1.0),
+    ///     Collider::rotated_rect(2.0, 1.0).with_offset(Vec2::new(1.0, 0.5)),
+    ///     Collider::circle(1.5),
+    /// ] {
+    ///     for transform in [turned, scaled] {
+    ///         assert_eq!(
+    ///             collider.world_shape_from_transform(&transform),
+    ///             collider.world_shape(&pose_from_global_transform(&transform)),
+    ///         );
+    ///     }
+    /// }
+    /// ```
+    #[inline(always)]
+    pub fn world_shape_from_transform(&self, transform: &GlobalTransform) -> Option<WorldShape> {
+        let (axes, squared_lengths) = axes_and_squared_lengths(transform);
+        match UnscaledAxes::new(axes, squared_lengths) {
+            Some(unscaled) if !unscaled.mirrored() => {
+                self.unscaled_world_shape(transform.translation().truncate(), unscaled)
+            }
+            _ => self.world_shape(&pose_from_global_transform(transform)),
+        }
+    }
+
+    /// [`Self::world_shape`] for the pose of `translation` and `unscaled`'s rotation, with a scale of
+    /// 1: each number the same as there, without the multiplications by 1.
+    #[inline(always)]
+    fn unscaled_world_shape(
+        &self,
+        translation: Vec2,
+        unscaled: UnscaledAxes,
+    ) -> Option<WorldShape> {
+        let (shape, center, size) = match self.shape {
+            ColliderShape::Rect { half_size } => {
+                let center = translation + self.offset;
+                (WorldRect { center, half_size }.into(), center, half_size)
+            }
+            ColliderShape::RotatedRect { half_size } => {
+                let rotation = unscaled.rotation();
+                let center = translation + rotation * self.offset;
+                let rect = WorldRotatedRect {
+                    center,
+                    half_size,
+                    rotation,
+                };
+                (rect.into(), center, half_size)
+            }
+            ColliderShape::Circle { radius } => {
+                // The turned offset, as `Pose2d::transform_point` gives it but for the sign of a zero,
+                // with no rotation to work out for a circle on its entity's origin.
+                let turned_offset = if self.offset == Vec2::ZERO {
+                    Vec2::ZERO
+                } else {
+                    unscaled.rotation() * self.offset
+                };
+                let center = translation + turned_offset;
+                (
+                    WorldCircle { center, radius }.into(),
+                    center,
+                    Vec2::splat(radius),
+                )
+            }
+        };
+        // `world_shape`'s check, where the pose's rotation and scale are finite and not zero.
+        let valid = Vec4::new(center.x, center.y, size.x, size.y).is_finite_mask();
+        let positive = size.cmpgt(Vec2::ZERO);
+        (valid.all() & positive.all()).then_some(shape)
+    }
 }
 
 /// The 2D pose of a `GlobalTransform`: translation, rotation about Z, and scale, mirroring included.
 ///
 /// The rotation comes from the transformed X axis, so a non-uniform scale under a rotated parent
 /// (which shears) keeps the X axis exact and the Y axis's length.
+///
+/// A transform whose axes have length 1 to within rounding is unscaled: its scale is exactly 1 (−1 on
+/// Y where it mirrors). Bevy's rotations leave their axes' squared lengths a little off 1 (up to about
+/// 1,000 units in the last place after a few hundred `Transform::rotate_z` calls, as the quaternion's
+/// length drifts), which would otherwise scale the shapes by up to 6e-5 and make a `Collider::rect`
+/// change size as its entity turns. Squared lengths within 1,024 units of 1 count as 1.
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -268,27 +361,32 @@ impl Collider {
 /// assert_eq!(pose.translation, Vec2::new(1.0, 2.0));
 /// assert!((pose.rotation.as_radians() - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
 /// assert!((pose.scale - Vec2::new(2.0, -1.0)).length() < 1e-6);
+///
+/// // Turned many times over: the quaternion's rounding does not scale the pose.
+/// let mut turning = Transform::default();
+/// for _ in 0..300 {
+///     turning.rotate_z(0.01);
+/// }
+/// assert_eq!(pose_from_global_transform(&turning.into()).scale, Vec2::ONE);
 /// ```
 #[inline]
 pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
     let affine = transform.affine();
-    let (x_axis, y_axis) = (affine.matrix3.x_axis, affine.matrix3.y_axis);
-    // Both axes in one vector: their lengths take one square root instruction (none for unscaled
-    // transforms, see `near_one_square_roots`) and the unit axes one division, where one axis at a time
-    // took two and four (`cargo bench --bench prepare`: 10.7 to 9.3 ns a collider). Each lane has the
-    // bits the scalar operation gives. The rare lengths go through a function that returns the same
-    // vector: returning a whole `Pose2d` from it put the pose in memory, in stores too narrow for the
-    // loads that read it back (17 ns a collider).
-    let axes = Vec4::new(x_axis.x, x_axis.y, y_axis.x, y_axis.y);
-    let squares = axes * axes;
-    // Each axis's squared length in both of its lanes (`a + b` and `b + a` have the same bits).
-    let squared_lengths = squares + squares.yxwz();
-    let lengths = if let Some(lengths) = near_one_square_roots(squared_lengths) {
-        lengths
-    } else if squared_lengths.x.is_normal() & squared_lengths.z.is_normal() {
+    let translation = affine.translation.truncate();
+    let (axes, squared_lengths) = axes_and_squared_lengths(transform);
+    if let Some(unscaled) = UnscaledAxes::new(axes, squared_lengths) {
+        let scale_y = if unscaled.mirrored() { -1.0 } else { 1.0 };
+        return Pose2d::new(translation, unscaled.rotation(), Vec2::new(1.0, scale_y));
+    }
+    // Both axes in one vector: their lengths take one square root instruction and the unit axes one
+    // division, where one axis at a time took two and four (`cargo bench --bench prepare`: 10.7 to 9.3
+    // ns a collider). Each lane has the bits the scalar operation gives. The rare lengths go through a
+    // function that returns the same vector: returning a whole `Pose2d` from it put the pose in memory,
+    // in stores too narrow for the loads that read it back (17 ns a collider).
+    let lengths = if squared_lengths.x.is_normal() & squared_lengths.z.is_normal() {
         squared_lengths.sqrt()
     } else {
-        robust_lengths(x_axis.truncate(), y_axis.truncate())
+        robust_lengths(axes.xy(), axes.zw())
     };
     let units = axes / lengths;
     // The determinant's sign from unit axes, where it cannot underflow: negative means mirrored.
@@ -300,43 +398,84 @@ pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
         cos: units.x,
         sin: units.y,
     };
-    Pose2d::new(
-        affine.translation.truncate(),
-        rotation,
-        Vec2::new(lengths.x, scale_y),
-    )
+    Pose2d::new(translation, rotation, Vec2::new(lengths.x, scale_y))
 }
 
-/// How far, in units in the last place, a squared length may lie from 1 for [`near_one_square_roots`].
-/// The rotations of unscaled transforms give squared lengths a few units away. A test checks the
+/// A transform's X and Y axes in one vector (x, y, z, w: the X axis, then the Y axis), and their
+/// squared lengths, each in both of its axis's lanes (`a + b` and `b + a` have the same bits).
+#[inline]
+fn axes_and_squared_lengths(transform: &GlobalTransform) -> (Vec4, Vec4) {
+    let matrix = transform.affine().matrix3;
+    let axes = Vec4::new(
+        matrix.x_axis.x,
+        matrix.x_axis.y,
+        matrix.y_axis.x,
+        matrix.y_axis.y,
+    );
+    let squares = axes * axes;
+    (axes, squares + squares.yxwz())
+}
+
+/// How far, in units in the last place, a squared axis length may lie from 1 for [`UnscaledAxes`]. The
+/// rotations of unscaled transforms give squared lengths a few units away, and 300 calls of
+/// `rotate_z(0.01)` up to about 1,000 (workload W1's colliders). A test checks the square root's
 /// shortcut on every float of this range; a one-off check of every float found it exact to 4,096 units
 /// either side, and not at 8,192.
 const NEAR_ONE_ULPS: u32 = 1024;
 
-/// The square roots of `squares`, two lengths each in two lanes (x and y, z and w) as
-/// [`pose_from_global_transform`] lays them out, when every lane lies within [`NEAR_ONE_ULPS`] units in
-/// the last place of 1, as the squared axis lengths of unscaled transforms do; `None` otherwise.
-///
-/// There, a square root's bits are the square's bits and those of 1 averaged, rounded down: the same
-/// bits as the square root instruction, without its latency on the path to the unit axes. On workload
-/// W1 at 10,000 colliders the prepare stage took 0.172 ms with the instruction and takes 0.154 to
-/// 0.156 ms. A world where unscaled and scaled colliders alternate in Bevy's tables pays a mispredicted
-/// branch for it instead.
-#[inline]
-fn near_one_square_roots(squares: Vec4) -> Option<Vec4> {
-    let one = 1.0f32.to_bits();
-    let (low, high) = (
-        f32::from_bits(one - NEAR_ONE_ULPS),
-        f32::from_bits(one + NEAR_ONE_ULPS),
-    );
-    // Positive floats order as their bits do, so the range of floats is the range of bits; NaN is in
-    // no range.
-    if !(squares.cmpge(Vec4::splat(low)) & squares.cmple(Vec4::splat(high))).all() {
-        return None;
+/// A transform's axes when their squared lengths both lie within [`NEAR_ONE_ULPS`] units in the last
+/// place of 1: an unscaled transform, whose scale [`pose_from_global_transform`] takes as exactly 1.
+#[derive(Clone, Copy, Debug)]
+struct UnscaledAxes {
+    /// As [`axes_and_squared_lengths`] lays them out.
+    axes: Vec4,
+    squared_x_length: f32,
+}
+
+impl UnscaledAxes {
+    /// The axes, when both squared lengths lie near 1; `None` otherwise (NaN lies in no range).
+    #[inline]
+    fn new(axes: Vec4, squared_lengths: Vec4) -> Option<Self> {
+        let one = 1.0f32.to_bits();
+        let (low, high) = (
+            f32::from_bits(one - NEAR_ONE_ULPS),
+            f32::from_bits(one + NEAR_ONE_ULPS),
+        );
+        // Positive floats order as their bits do, so the range of floats is the range of bits.
+        let near_one =
+            squared_lengths.cmpge(Vec4::splat(low)) & squared_lengths.cmple(Vec4::splat(high));
+        near_one.all().then_some(Self {
+            axes,
+            squared_x_length: squared_lengths.x,
+        })
     }
-    let root = |square: f32| f32::from_bits((square.to_bits() + one) >> 1);
-    let (x, y) = (root(squares.x), root(squares.z));
-    Some(Vec4::new(x, x, y, y))
+
+    /// The rotation: the X axis divided by its length, which [`near_one_square_root`] takes without
+    /// the square root instruction's latency.
+    #[inline]
+    fn rotation(self) -> Rot2 {
+        let length = near_one_square_root(self.squared_x_length);
+        Rot2 {
+            cos: self.axes.x / length,
+            sin: self.axes.y / length,
+        }
+    }
+
+    /// Whether the transform mirrors: the axes' determinant is negative. Lengths near 1 cannot make it
+    /// underflow.
+    #[inline]
+    fn mirrored(self) -> bool {
+        self.axes.x * self.axes.w - self.axes.y * self.axes.z < 0.0
+    }
+}
+
+/// The square root of a `square` within [`NEAR_ONE_ULPS`] units in the last place of 1: there, its
+/// bits are the square's bits and those of 1 averaged, rounded down, the same bits as the square root
+/// instruction gives. On workload W1 at 10,000 colliders the prepare stage took 0.172 ms with the
+/// instruction and 0.154 to 0.156 ms with this.
+#[inline]
+fn near_one_square_root(square: f32) -> f32 {
+    f32::from_bits((square.to_bits() + 1.0f32.to_bits()) >> 1)
 }
 
 /// The lengths of `x_axis` and `y_axis`, each in two lanes as [`pose_from_global_transform`] lays
@@ -438,13 +577,33 @@ mod tests {
         collider.has_valid_size() && pose.is_valid() && shape.is_finite() && positive
     }
 
-    /// `pose_from_global_transform` one axis at a time, as it was before both axes went in one vector.
+    /// `pose_from_global_transform` one axis at a time, as it was before both axes went in one vector,
+    /// with the scale of axes whose squared lengths lie near 1 taken as 1.
     fn pose_one_axis_at_a_time(transform: &GlobalTransform) -> Pose2d {
         let affine = transform.affine();
         let (x_axis, y_axis) = (
             affine.matrix3.x_axis.truncate(),
             affine.matrix3.y_axis.truncate(),
         );
+        let (squared_x, squared_y) = (x_axis.length_squared(), y_axis.length_squared());
+        let near_one = |square: f32| square.to_bits().abs_diff(1.0f32.to_bits()) <= NEAR_ONE_ULPS;
+        if near_one(squared_x) && near_one(squared_y) {
+            // Unscaled: the unit X axis, and a scale of 1 mirrored by the axes' determinant.
+            let unit_x = x_axis / squared_x.sqrt();
+            let scale_y = if x_axis.perp_dot(y_axis) < 0.0 {
+                -1.0
+            } else {
+                1.0
+            };
+            return Pose2d::new(
+                affine.translation.truncate(),
+                Rot2 {
+                    cos: unit_x.x,
+                    sin: unit_x.y,
+                },
+                Vec2::new(1.0, scale_y),
+            );
+        }
         let (scale_x, length_y) = (robust_length(x_axis), robust_length(y_axis));
         let unit_x = x_axis / scale_x;
         let mirrored = unit_x.perp_dot(y_axis / length_y) < 0.0;
@@ -525,12 +684,15 @@ mod tests {
         let one = 1.0f32.to_bits();
         for bits in one - NEAR_ONE_ULPS..=one + NEAR_ONE_ULPS {
             let (a, b) = (f32::from_bits(bits), f32::from_bits(2 * one - bits));
-            let roots = near_one_square_roots(Vec4::new(a, a, b, b)).expect("within the range");
-            let expected = Vec4::new(a, a, b, b).sqrt();
+            let squared_lengths = Vec4::new(a, a, b, b);
+            assert!(
+                UnscaledAxes::new(Vec4::ONE, squared_lengths).is_some(),
+                "{a} and {b}"
+            );
             assert_eq!(
-                roots.to_array().map(f32::to_bits),
-                expected.to_array().map(f32::to_bits),
-                "square roots of {a} and {b}"
+                near_one_square_root(a).to_bits(),
+                a.sqrt().to_bits(),
+                "square root of {a}"
             );
         }
         let just_outside = [
@@ -541,16 +703,15 @@ mod tests {
             .into_iter()
             .chain([0.0, 0.25, 4.0, f32::NAN, f32::INFINITY])
         {
-            assert_eq!(
-                near_one_square_roots(Vec4::new(1.0, 1.0, other, other)),
-                None,
-                "{other} is not near one"
-            );
-            assert_eq!(
-                near_one_square_roots(Vec4::new(other, other, 1.0, 1.0)),
-                None,
-                "{other} is not near one"
-            );
+            for squared_lengths in [
+                Vec4::new(1.0, 1.0, other, other),
+                Vec4::new(other, other, 1.0, 1.0),
+            ] {
+                assert!(
+                    UnscaledAxes::new(Vec4::ONE, squared_lengths).is_none(),
+                    "{other} is not near one"
+                );
+            }
         }
     }
 
@@ -588,18 +749,102 @@ mod tests {
                 let affine = transform.affine();
                 let squares = [affine.matrix3.x_axis, affine.matrix3.y_axis]
                     .map(|axis| axis.truncate().length_squared());
-                near_one += usize::from(
-                    near_one_square_roots(Vec4::new(
-                        squares[0], squares[0], squares[1], squares[1],
-                    ))
-                    .is_some(),
-                );
+                let squared_lengths = Vec4::new(squares[0], squares[0], squares[1], squares[1]);
+                near_one += usize::from(UnscaledAxes::new(Vec4::ONE, squared_lengths).is_some());
             }
         }
         assert_eq!(
             near_one,
             2 * angles,
             "every unscaled rotation takes the shortcut"
+        );
+    }
+
+    /// Entities turned a little every frame, as workload W1 turns its colliders: the quaternion's
+    /// length drifts from 1, and the axes' squared lengths with it.
+    fn turned_every_frame(frames: usize) -> impl Iterator<Item = (usize, GlobalTransform)> {
+        (0..200).flat_map(move |start| {
+            let mut transform = Transform::from_xyz(-4.0, 7.5, 0.0)
+                .with_rotation(Quat::from_rotation_z(start as f32 * 0.031));
+            (0..frames).map(move |frame| {
+                transform.rotate_z(0.01);
+                (frame, GlobalTransform::from(transform))
+            })
+        })
+    }
+
+    #[test]
+    fn transforms_turned_every_frame_stay_unscaled() {
+        let mut farthest = 0;
+        for (frame, transform) in turned_every_frame(300) {
+            let pose = pose_from_global_transform(&transform);
+            assert_eq!(pose.scale, Vec2::ONE, "frame {frame}: {transform:?}");
+            let squared = transform
+                .affine()
+                .matrix3
+                .x_axis
+                .truncate()
+                .length_squared();
+            farthest = farthest.max(squared.to_bits().abs_diff(1.0f32.to_bits()));
+        }
+        assert!(farthest > 64, "the lengths drift: {farthest} units at most");
+    }
+
+    #[test]
+    fn world_shapes_from_transforms_equal_those_from_their_poses() {
+        let mut next = crate::test_rng::xorshift(0x51f1_5eed);
+        let mut unit = move || (next() >> 40) as f32 / (1u64 << 24) as f32;
+        let specials = [0.0, -0.0, 1.0, -1.0, 1e-30, 1e30, f32::NAN, f32::INFINITY];
+        let mut transforms: Vec<GlobalTransform> = turned_every_frame(20)
+            .map(|(_, transform)| transform)
+            .collect();
+        for k in 0..20_000 {
+            let angle = (unit() - 0.5) * 7.0;
+            // Unscaled, mirrored, scaled, and scaled by special values, one in four each.
+            let scale = match k % 4 {
+                0 => Vec3::ONE,
+                1 => Vec3::new(1.0, -1.0, 1.0),
+                2 => Vec3::new(unit() * 4.0 - 2.0, unit() * 4.0 - 2.0, 1.0),
+                _ => Vec3::new(specials[k % 8], specials[k / 8 % 8], 1.0),
+            };
+            let translation = if k % 97 == 0 {
+                Vec3::new(f32::NAN, 0.0, 0.0)
+            } else {
+                Vec3::new(unit() * 100.0 - 50.0, unit() * 100.0 - 50.0, 0.0)
+            };
+            transforms.push(GlobalTransform::from(
+                Transform::from_translation(translation)
+                    .with_rotation(Quat::from_rotation_z(angle))
+                    .with_scale(scale),
+            ));
+        }
+        let colliders = [
+            Collider::rect(2.0, 1.0),
+            Collider::rect(2.0, 1.0).with_offset(Vec2::new(0.5, -1.5)),
+            Collider::rotated_rect(3.0, 0.5),
+            Collider::rotated_rect(3.0, 0.5).with_offset(Vec2::new(-1.0, 2.0)),
+            Collider::circle(1.25),
+            Collider::circle(1.25).with_offset(Vec2::new(2.0, 0.5)),
+            Collider::rect(0.0, 1.0),
+            Collider::circle(f32::INFINITY),
+        ];
+        let (mut valid, mut invalid) = (0, 0);
+        for transform in &transforms {
+            for collider in &colliders {
+                let expected = collider.world_shape(&pose_from_global_transform(transform));
+                assert_eq!(
+                    collider.world_shape_from_transform(transform),
+                    expected,
+                    "{collider:?} at {transform:?}"
+                );
+                valid += usize::from(expected.is_some());
+                invalid += usize::from(expected.is_none());
+            }
+        }
+        let cases = valid + invalid;
+        assert!(
+            valid > cases / 2 && invalid > cases / 8,
+            "{valid} valid and {invalid} invalid shapes"
         );
     }
 

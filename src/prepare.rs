@@ -11,9 +11,7 @@ use bevy::prelude::*;
 use bevy::tasks::TaskPool;
 
 use crate::broad_phase::BroadPhase;
-use crate::collider::{
-    Collider, ColliderDisabled, ColliderWorldShape, InvalidCollider, pose_from_global_transform,
-};
+use crate::collider::{Collider, ColliderDisabled, ColliderWorldShape, InvalidCollider};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
 use crate::layers::CollisionLayers;
@@ -422,7 +420,7 @@ fn new_world_shape(
     old: &ColliderWorldShape,
     was_invalid: bool,
 ) -> Option<Option<WorldShape>> {
-    let shape = collider.world_shape(&pose_from_global_transform(transform));
+    let shape = collider.world_shape_from_transform(transform);
     if shape.is_some() == was_invalid {
         mark_validity(commands, entity, collider, transform, shape.is_some());
     }

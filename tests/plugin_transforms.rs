@@ -95,6 +95,45 @@ fn rect_ignores_rotation_and_rotated_rect_follows_it() {
 }
 
 #[test]
+fn shapes_on_entities_turned_every_frame_keep_their_size_and_their_touching_neighbours() {
+    let mut app = app();
+    // A rect and a circle on entities that turn a little every frame, each touching a still rect
+    // exactly edge to edge. The quaternions' rounding drifts their axes' lengths from 1 (up to about
+    // 1,000 units in the last place of the squared length over these frames): that must not scale the
+    // shapes, or the contacts would flicker.
+    let [turning_rect, turning_circle, right_of_rect, right_of_circle] = [
+        (at(0.0, 0.0), Collider::rect(2.0, 2.0)),
+        (at(0.0, 10.0), Collider::circle(1.0)),
+        (at(2.0, 0.0), Collider::rect(2.0, 2.0)),
+        (at(2.0, 10.0), Collider::rect(2.0, 2.0)),
+    ]
+    .map(|bundle| app.world_mut().spawn(bundle).id());
+    for frame in 0..300 {
+        for entity in [turning_rect, turning_circle] {
+            let mut transform = app.world_mut().get_mut::<Transform>(entity).unwrap();
+            transform.rotate_z(0.01);
+        }
+        app.update();
+        let WorldShape::Rect(rect) = world_shape(&app, turning_rect) else {
+            panic!("a rect");
+        };
+        assert_eq!(rect.half_size, Vec2::ONE, "frame {frame}");
+        let WorldShape::Circle(circle) = world_shape(&app, turning_circle) else {
+            panic!("a circle");
+        };
+        assert_eq!(circle.radius, 1.0, "frame {frame}");
+        assert!(
+            touching(&mut app, turning_rect).contains(&right_of_rect),
+            "frame {frame}: the rect touches its neighbour"
+        );
+        assert!(
+            touching(&mut app, turning_circle).contains(&right_of_circle),
+            "frame {frame}: the circle touches its neighbour"
+        );
+    }
+}
+
+#[test]
 fn offset_turns_about_the_entity_origin() {
     // Seed 000: a 6 × 4.5 rectangle rotated about the midpoint of its left side.
     let mut app = app();
