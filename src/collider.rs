@@ -282,12 +282,12 @@ impl Collider {
     /// ```
     #[inline(always)]
     pub fn world_shape_from_transform(&self, transform: &GlobalTransform) -> Option<WorldShape> {
-        let (axes, squared_lengths) = axes_and_squared_lengths(transform);
-        match UnscaledAxes::new(axes, squared_lengths) {
+        let axes = TransformAxes::of(transform);
+        match axes.unscaled {
             Some(unscaled) if !unscaled.mirrored() => {
-                self.unscaled_world_shape(transform.translation().truncate(), unscaled)
+                self.unscaled_world_shape(axes.translation, unscaled)
             }
-            _ => self.world_shape(&pose_from_global_transform(transform)),
+            _ => self.world_shape(&axes.pose()),
         }
     }
 
@@ -371,49 +371,73 @@ impl Collider {
 /// ```
 #[inline]
 pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
-    let affine = transform.affine();
-    let translation = affine.translation.truncate();
-    let (axes, squared_lengths) = axes_and_squared_lengths(transform);
-    if let Some(unscaled) = UnscaledAxes::new(axes, squared_lengths) {
-        let scale_y = if unscaled.mirrored() { -1.0 } else { 1.0 };
-        return Pose2d::new(translation, unscaled.rotation(), Vec2::new(1.0, scale_y));
-    }
-    // Both axes in one vector: their lengths take one square root instruction and the unit axes one
-    // division, where one axis at a time took two and four (`cargo bench --bench prepare`: 10.7 to 9.3
-    // ns a collider). Each lane has the bits the scalar operation gives. The rare lengths go through a
-    // function that returns the same vector: returning a whole `Pose2d` from it put the pose in memory,
-    // in stores too narrow for the loads that read it back (17 ns a collider).
-    let lengths = if squared_lengths.x.is_normal() & squared_lengths.z.is_normal() {
-        squared_lengths.sqrt()
-    } else {
-        robust_lengths(axes.xy(), axes.zw())
-    };
-    let units = axes / lengths;
-    // The determinant's sign from unit axes, where it cannot underflow: negative means mirrored.
-    let mirrored = units.x * units.w - units.y * units.z < 0.0;
-    let scale_y = if mirrored { -lengths.z } else { lengths.z };
-    // Built from its fields: `Rot2::from_sin_cos` debug-asserts a unit rotation, and a zero or NaN scale
-    // must give an invalid pose, not a panic.
-    let rotation = Rot2 {
-        cos: units.x,
-        sin: units.y,
-    };
-    Pose2d::new(translation, rotation, Vec2::new(lengths.x, scale_y))
+    TransformAxes::of(transform).pose()
 }
 
-/// A transform's X and Y axes in one vector (x, y, z, w: the X axis, then the Y axis), and their
-/// squared lengths, each in both of its axis's lanes (`a + b` and `b + a` have the same bits).
-#[inline]
-fn axes_and_squared_lengths(transform: &GlobalTransform) -> (Vec4, Vec4) {
-    let matrix = transform.affine().matrix3;
-    let axes = Vec4::new(
-        matrix.x_axis.x,
-        matrix.x_axis.y,
-        matrix.y_axis.x,
-        matrix.y_axis.y,
-    );
-    let squares = axes * axes;
-    (axes, squares + squares.yxwz())
+/// What a transform's pose and shapes are worked out from: its translation, its X and Y axes in one
+/// vector (x, y, z, w: the X axis, then the Y axis), their squared lengths, each in both of its axis's
+/// lanes (`a + b` and `b + a` have the same bits), and the axes again when they are unscaled. Worked
+/// out once, whether the shape then needs the pose or not.
+#[derive(Clone, Copy, Debug)]
+struct TransformAxes {
+    translation: Vec2,
+    axes: Vec4,
+    squared_lengths: Vec4,
+    unscaled: Option<UnscaledAxes>,
+}
+
+impl TransformAxes {
+    /// The axes of `transform`.
+    #[inline]
+    fn of(transform: &GlobalTransform) -> Self {
+        let affine = transform.affine();
+        let (x_axis, y_axis) = (affine.matrix3.x_axis, affine.matrix3.y_axis);
+        let axes = Vec4::new(x_axis.x, x_axis.y, y_axis.x, y_axis.y);
+        let squares = axes * axes;
+        let squared_lengths = squares + squares.yxwz();
+        Self {
+            translation: affine.translation.truncate(),
+            axes,
+            squared_lengths,
+            unscaled: UnscaledAxes::new(axes, squared_lengths),
+        }
+    }
+
+    /// The pose, as [`pose_from_global_transform`] tells it.
+    #[inline]
+    fn pose(&self) -> Pose2d {
+        let Self {
+            translation,
+            axes,
+            squared_lengths,
+            unscaled,
+        } = *self;
+        if let Some(unscaled) = unscaled {
+            let scale_y = if unscaled.mirrored() { -1.0 } else { 1.0 };
+            return Pose2d::new(translation, unscaled.rotation(), Vec2::new(1.0, scale_y));
+        }
+        // Both axes in one vector: their lengths take one square root instruction and the unit axes
+        // one division, where one axis at a time took two and four (`cargo bench --bench prepare`: 10.7
+        // to 9.3 ns a collider). Each lane has the bits the scalar operation gives. The rare lengths go
+        // through a function that returns the same vector: returning a whole `Pose2d` from it put the
+        // pose in memory, in stores too narrow for the loads that read it back (17 ns a collider).
+        let lengths = if squared_lengths.x.is_normal() & squared_lengths.z.is_normal() {
+            squared_lengths.sqrt()
+        } else {
+            robust_lengths(axes.xy(), axes.zw())
+        };
+        let units = axes / lengths;
+        // The determinant's sign from unit axes, where it cannot underflow: negative means mirrored.
+        let mirrored = units.x * units.w - units.y * units.z < 0.0;
+        let scale_y = if mirrored { -lengths.z } else { lengths.z };
+        // Built from its fields: `Rot2::from_sin_cos` debug-asserts a unit rotation, and a zero or NaN
+        // scale must give an invalid pose, not a panic.
+        let rotation = Rot2 {
+            cos: units.x,
+            sin: units.y,
+        };
+        Pose2d::new(translation, rotation, Vec2::new(lengths.x, scale_y))
+    }
 }
 
 /// How far, in units in the last place, a squared axis length may lie from 1 for [`UnscaledAxes`]. The
@@ -427,7 +451,7 @@ const NEAR_ONE_ULPS: u32 = 1024;
 /// place of 1: an unscaled transform, whose scale [`pose_from_global_transform`] takes as exactly 1.
 #[derive(Clone, Copy, Debug)]
 struct UnscaledAxes {
-    /// As [`axes_and_squared_lengths`] lays them out.
+    /// As [`TransformAxes`] lays them out.
     axes: Vec4,
     squared_x_length: f32,
 }
