@@ -7,6 +7,7 @@ mod by_kind;
 mod contact_sort;
 mod settled;
 
+pub(crate) use by_kind::KindGroups;
 use by_kind::TestsByKind;
 use contact_sort::{SplitSort, sort_contacts};
 use settled::{SettledPairs, merged};
@@ -254,7 +255,11 @@ pub(crate) fn find_contacts(
             *chunks = buffers;
         }
         None => {
-            by_kind.test(candidates, entries, mode, current);
+            let (to_group, grouped) = broad_phase.candidates_to_group();
+            by_kind.test(to_group, entries, mode, current);
+            if let Some((grouped, groups)) = grouped {
+                TestsByKind::test_grouped(grouped, groups, entries, mode, current);
+            }
             sort_contacts(current, sort_scratch, sort_starts);
         }
     }

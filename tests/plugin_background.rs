@@ -164,3 +164,30 @@ fn a_background_build_the_busy_pool_has_not_begun_is_dropped_and_the_pairs_still
         "{in_background} grids built in the background"
     );
 }
+
+#[test]
+fn colliders_that_change_kind_while_the_grid_is_kept_match_a_sweep_every_frame() {
+    let _alone = alone();
+    let (mut app, colliders) = drifting_world(5_000, 0x6b1d_c4a5);
+    // The kinds `spawn_movers` gives by index: collider i is of kind i % 3.
+    let of_kind = |kind: usize| match kind {
+        0 => Collider::rect(2.0, 1.0),
+        1 => Collider::rotated_rect(1.0, 2.5),
+        _ => Collider::circle(1.2),
+    };
+    let mut changed_with_the_grid_kept = 0;
+    for frame in 1..40 {
+        // Each update, ten colliders never changed before take another kind than their own: the
+        // broad phase laid out their pairs by their old kinds when it built the grid.
+        for (i, &collider) in colliders.iter().enumerate().skip(frame * 10).take(10) {
+            let kind = (i + 1 + frame % 2) % 3;
+            app.world_mut().entity_mut(collider).insert(of_kind(kind));
+        }
+        let diagnostics = update_and_match_the_sweep(&mut app, frame);
+        changed_with_the_grid_kept += usize::from(!diagnostics.grid_built);
+    }
+    assert!(
+        changed_with_the_grid_kept >= 30,
+        "kinds changed on {changed_with_the_grid_kept} updates that kept the grid"
+    );
+}

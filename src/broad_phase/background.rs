@@ -64,7 +64,7 @@ const START_SHARE: usize = 64;
 /// stretch); at 1,000,000 the median from 84.9 and 90.9 ms to 82.5 and 86.9 ms and the p99 from 138
 /// and 145 ms to 101 and 105 ms (two); at 50,000 the median went from 2.99 to 3.44 ms to 3.26 to 3.30
 /// ms and the p99 from 5.0 to 5.9 ms to 4.5 to 4.9 ms, the mean 3.10 to 3.54 ms either way (three).
-const SIZES: core::ops::RangeFrom<usize> = 4096..;
+pub(super) const SIZES: core::ops::RangeFrom<usize> = 4096..;
 
 /// A build in the background: its buffers, at rest or lent to the running build that fills them.
 #[derive(Debug, Default)]

@@ -33,7 +33,7 @@ use crate::collider::{ActiveColliders, Collider, ColliderDisabled};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
 use crate::layers::CollisionLayers;
-use crate::narrow_phase::Contacts;
+use crate::narrow_phase::{Contacts, KindGroups};
 use crate::parallel::{gather_in_order, pool_for};
 use crate::plugin::CollisionSettings;
 use crate::prefetch::worth_prefetching;
@@ -69,6 +69,11 @@ pub struct BroadPhase {
     pub(crate) build: GridBuild,
     /// Pairs of slots in the entries for the exact tests.
     pub(crate) candidates: Vec<(u32, u32)>,
+    /// Where the candidates laid out by [`Self::candidate_groups`] begin, if any are: those from there
+    /// on are grouped by their kinds already, for the narrow phase ([`Self::candidates_to_group`]).
+    grouped_from: Option<usize>,
+    /// The layout of the candidates from [`Self::grouped_from`] on.
+    candidate_groups: KindGroups,
     /// Whether nothing changed since the last update, so its pairs and contacts still hold.
     pub(crate) unchanged: bool,
     /// Whether `candidates` holds only the pairs involving a collider that moved since the last full
@@ -129,6 +134,20 @@ impl BroadPhase {
                 self.build.entries[j as usize].entity,
             )
         })
+    }
+
+    /// The candidates, as slots of the entries: those the narrow phase groups by their kinds, and those
+    /// laid out in groups already, with their layout.
+    pub(crate) fn candidates_to_group(
+        &self,
+    ) -> (&[(u32, u32)], Option<(&[(u32, u32)], &KindGroups)>) {
+        match self.grouped_from {
+            Some(from) => {
+                let (to_group, grouped) = self.candidates.split_at(from);
+                (to_group, Some((grouped, &self.candidate_groups)))
+            }
+            None => (&self.candidates, None),
+        }
     }
 
     /// How many pairs [`Self::candidate_pairs`] gives.
@@ -258,6 +277,8 @@ impl BroadPhase {
         let Self {
             build,
             candidates,
+            grouped_from,
+            candidate_groups,
             layered,
             slot_bounds,
             grown,
@@ -265,9 +286,13 @@ impl BroadPhase {
         } = self;
         build.run(*grown, *layered);
         if *grown {
-            hand_over_grown_pairs(&build.entries, &build.pairs, slot_bounds, candidates);
+            hand_over_grown_pairs(build, slot_bounds, candidates, candidate_groups);
+            if build.pairs_grouped {
+                *grouped_from = Some(0);
+            }
         } else {
-            // The pairs of a build that kept nothing go to the exact tests as they are.
+            // The pairs of a build that kept nothing go to the exact tests as they are, to be grouped
+            // there (no plain build lays them out).
             core::mem::swap(candidates, &mut build.pairs);
         }
     }
@@ -368,17 +393,17 @@ impl BroadPhase {
             self.start_background_build();
         }
         self.find_moved_pairs();
-        let moved = &self.build.moved;
-        let (pairs, boxes, out) = (&self.build.pairs, &self.slot_bounds, &mut self.candidates);
+        let build = &self.build;
+        let (boxes, out) = (&self.slot_bounds, &mut self.candidates);
+        if build.pairs_grouped {
+            self.grouped_from = Some(out.len());
+        }
+        let moved = &build.moved;
         if moved.slots().is_empty() {
-            push_overlapping(pairs, boxes, |_| 1, out);
+            push_overlapping_of_build(build, boxes, |_| 1, out, &mut self.candidate_groups);
         } else {
-            push_overlapping(
-                pairs,
-                boxes,
-                |slot| usize::from(!moved.is_moved(slot as usize)),
-                out,
-            );
+            let kept = |slot: u32| usize::from(!moved.is_moved(slot as usize));
+            push_overlapping_of_build(build, boxes, kept, out, &mut self.candidate_groups);
         }
         true
     }
@@ -545,6 +570,10 @@ pub(crate) struct GridBuild {
     pairs: Vec<(u32, u32)>,
     /// Which entries moved since the build.
     moved: MovedSinceBuild,
+    /// The layout of `pairs` by their kinds, when `pairs_grouped`: where the entries fit the cache
+    /// (see [`GridBuild::run`]).
+    pair_groups: KindGroups,
+    pairs_grouped: bool,
 }
 
 impl GridBuild {
@@ -566,6 +595,8 @@ impl GridBuild {
             layers,
             pairs,
             moved,
+            pair_groups,
+            pairs_grouped,
             ..
         } = self;
         aabbs.clear();
@@ -602,22 +633,56 @@ impl GridBuild {
         if layered {
             pairs.retain(|&(i, j)| layers[i as usize].interacts_with(&layers[j as usize]));
         }
+        // A grown build's pairs are grouped here, once, rather than by the narrow phase on every update
+        // that keeps the grid; in worlds whose grown builds run in the background (`background.rs`),
+        // where the grouping costs the update nothing. Elsewhere the narrow phase groups them as
+        // before: a plain build's pairs are tested once, and its grouping a block at a time leaves the
+        // block's colliders in the cache for their tests; in smaller worlds the build's grouping
+        // lengthens the updates that build, which make the p99; beyond the cache the narrow phase's
+        // grouping asks for each block's colliders ahead (`prefetch.rs`), which a loop over a group
+        // cannot.
+        *pairs_grouped =
+            grow && background::SIZES.contains(&entries.len()) && !worth_prefetching(entries);
+        if *pairs_grouped {
+            pair_groups.arrange(pairs, entries);
+        }
         moved.reset();
     }
 }
 
-/// After a build that grew the boxes, the packed boxes of `entries` as they are (`slot_bounds`) and the
-/// pairs of the build's `pairs` whose boxes overlap, in `candidates`.
+/// After a build that grew the boxes, the packed boxes of its entries as they are (`slot_bounds`) and
+/// the pairs of the build's pairs whose boxes overlap, in `candidates`, laid out in `candidate_groups`
+/// when the build's pairs are.
 fn hand_over_grown_pairs(
-    entries: &[ColliderEntry],
-    pairs: &[(u32, u32)],
+    build: &GridBuild,
     slot_bounds: &mut Vec<Bounds>,
     candidates: &mut Vec<(u32, u32)>,
+    candidate_groups: &mut KindGroups,
 ) {
     slot_bounds.clear();
-    slot_bounds.extend((entries.iter()).map(|entry| Bounds::of(&padded(entry.shape.aabb()))));
+    let bounds = (build.entries.iter()).map(|entry| Bounds::of(&padded(entry.shape.aabb())));
+    slot_bounds.extend(bounds);
     candidates.clear();
-    push_overlapping(pairs, slot_bounds, |_| 1, candidates);
+    push_overlapping_of_build(build, slot_bounds, |_| 1, candidates, candidate_groups);
+}
+
+/// [`push_overlapping`] over the build's pairs, group by group when they are laid out in groups
+/// ([`GridBuild::pairs_grouped`]), whose layout of the pushed pairs goes to `out_groups`.
+#[inline(always)]
+fn push_overlapping_of_build(
+    build: &GridBuild,
+    boxes: &[Bounds],
+    kept: impl Fn(u32) -> usize,
+    out: &mut Vec<(u32, u32)>,
+    out_groups: &mut KindGroups,
+) {
+    if build.pairs_grouped {
+        (build.pair_groups).filter(&build.pairs, out, out_groups, |pairs, out| {
+            push_overlapping(pairs, boxes, &kept, out)
+        });
+    } else {
+        push_overlapping(&build.pairs, boxes, kept, out);
+    }
 }
 
 /// Pushes to `out` the pairs of `pairs` whose boxes (`boxes` by slot) overlap, both of whose slots are
@@ -767,6 +832,7 @@ pub(crate) fn find_candidate_pairs(
     let timer = StageTimer::start();
     let broad_phase = &mut *broad_phase;
     broad_phase.gathered_this_update = false;
+    broad_phase.grouped_from = None;
     // Too many moved colliders make the build due as well.
     let too_many_moved = broad_phase.rebuild_due(broad_phase.moved_entities.len());
     let build_due = !*updated_once || changes.settings_or_membership_changed();

@@ -8,6 +8,9 @@
 //! 0.236 ms at 10,000 and 57 ms at 1,000,000, where each group's loop read the colliders again from
 //! memory. A first version of that read each pair's kinds from the entries and counting-sorted all the
 //! candidates in two passes: its grouping cost what the tests saved.
+//!
+//! The pairs of a grown build, which updates that keep the grid filter, come laid out by their kinds
+//! already where the colliders fit the cache ([`KindGroups`]): those need no grouping pass.
 
 use bevy::prelude::*;
 
@@ -52,6 +55,26 @@ impl TestsByKind {
         }
     }
 
+    /// As [`Self::test`], for candidates laid out already by `groups` (see [`KindGroups`]): no
+    /// grouping pass.
+    pub(super) fn test_grouped(
+        candidates: &[(u32, u32)],
+        groups: &KindGroups,
+        entries: &[ColliderEntry],
+        mode: OverlapMode,
+        out: &mut Vec<PairContact>,
+    ) {
+        let mut start = 0;
+        for block in &groups.lengths {
+            for (group, &len) in block.iter().enumerate() {
+                let end = start + usize::from(len);
+                test_group(group, &candidates[start..end], entries, mode, out);
+                start = end;
+            }
+        }
+        debug_assert_eq!(start, candidates.len(), "the groups cover the candidates");
+    }
+
     /// [`Self::test`]'s loop, asking for the colliders of the candidate [`AHEAD`] on when `PREFETCH`.
     #[inline(always)]
     fn test_blocks<const PREFETCH: bool>(
@@ -70,16 +93,86 @@ impl TestsByKind {
                     prefetch_ahead(entries, ahead_i as usize);
                     prefetch_ahead(entries, ahead_j as usize);
                 }
-                let kind = |slot: u32| kind_index(&entries[slot as usize].shape);
-                let placing = PLACING_OF_KINDS[kind(i) << 2 | kind(j)];
-                let pair = if placing & SWAP != 0 { (j, i) } else { (i, j) };
-                self.groups[usize::from(placing & !SWAP)].push(pair);
+                let (pair, group) = placed(i, j, entries);
+                self.groups[group].push(pair);
             }
             for (group, pairs) in self.groups.iter().enumerate() {
                 test_group(group, pairs, entries, mode, out);
             }
         }
     }
+}
+
+/// Pairs laid out as [`TestsByKind::test`] groups them, so that the narrow phase need not: a block of
+/// [`BLOCK`] pairs at a time, each block's pairs grouped by their kinds and placed as their group's
+/// contact function takes them. The broad phase lays out the pairs of a build once, and keeps the
+/// layout through its filter of the pairs whose boxes overlap on each update that keeps the grid.
+///
+/// A pair whose collider changed kind since (a `Collider` replaced by one of another shape while the
+/// grid is kept) is tested all the same, through [`WorldShape::contact`] (see [`test_group`]).
+#[derive(Debug, Default)]
+pub(crate) struct KindGroups {
+    /// For each block, how many pairs each group holds, in the groups' order.
+    lengths: Vec<[u16; GROUPS]>,
+    /// The groups of the block being laid out.
+    scratch: [Vec<(u32, u32)>; GROUPS],
+}
+
+impl KindGroups {
+    /// Lays out `pairs` (slots of `entries`) in place, and records their groups.
+    pub(crate) fn arrange(&mut self, pairs: &mut [(u32, u32)], entries: &[ColliderEntry]) {
+        self.lengths.clear();
+        for block in pairs.chunks_mut(BLOCK) {
+            for group in &mut self.scratch {
+                group.clear();
+            }
+            for &(i, j) in block.iter() {
+                let (pair, group) = placed(i, j, entries);
+                self.scratch[group].push(pair);
+            }
+            let mut lengths = [0; GROUPS];
+            let mut at = 0;
+            for (length, group) in lengths.iter_mut().zip(&self.scratch) {
+                block[at..at + group.len()].copy_from_slice(group);
+                at += group.len();
+                *length = group.len() as u16;
+            }
+            self.lengths.push(lengths);
+        }
+    }
+
+    /// Pushes to `out` the pairs of each group of `pairs` (laid out by `self`) that `filter` keeps,
+    /// in order, and sets `out_groups` to their layout. `filter` pushes the pairs it keeps of the
+    /// slice it is given.
+    pub(crate) fn filter(
+        &self,
+        pairs: &[(u32, u32)],
+        out: &mut Vec<(u32, u32)>,
+        out_groups: &mut KindGroups,
+        mut filter: impl FnMut(&[(u32, u32)], &mut Vec<(u32, u32)>),
+    ) {
+        out_groups.lengths.clear();
+        let mut start = 0;
+        for block in &self.lengths {
+            let kept = block.map(|length| {
+                let end = start + usize::from(length);
+                let before = out.len();
+                filter(&pairs[start..end], out);
+                start = end;
+                (out.len() - before) as u16
+            });
+            out_groups.lengths.push(kept);
+        }
+    }
+}
+
+/// The candidate of slots `i` and `j` as its group takes it, and its group.
+#[inline(always)]
+fn placed(i: u32, j: u32, entries: &[ColliderEntry]) -> ((u32, u32), usize) {
+    let kind = |slot: u32| kind_index(&entries[slot as usize].shape);
+    let placing = PLACING_OF_KINDS[kind(i) << 2 | kind(j)];
+    let pair = if placing & SWAP != 0 { (j, i) } else { (i, j) };
+    (pair, usize::from(placing & !SWAP))
 }
 
 /// A shape's kind as an index: rectangle 0, rotated rectangle 1, circle 2, the order of
@@ -127,7 +220,9 @@ const PLACING_OF_KINDS: [u8; 16] = {
 /// touching ones, oriented from the lower entity to the higher. Each group's loop calls its contact
 /// function directly: through [`WorldShape::contact`], whose choice the branch predictor learns within
 /// a group, the narrow phase took 0.244 to 0.251 ms on W1 at 10,000 against 0.234 to 0.238 ms (both
-/// grouping all the candidates at once).
+/// grouping all the candidates at once). A pair whose kinds are not its group's (a collider that changed
+/// kind since the broad phase laid out its pairs, see [`KindGroups`]) goes through
+/// [`WorldShape::contact`], placed as the group places its pairs, which gives the same contact.
 fn test_group(
     group: usize,
     pairs: &[(u32, u32)],
@@ -139,29 +234,37 @@ fn test_group(
     match group {
         0 => test_pairs(true, pairs, entries, out, |a, b| match (a, b) {
             (RotatedRect(a), RotatedRect(b)) => contact_rotated_rect_rotated_rect(a, b, mode),
-            _ => None,
+            (a, b) => contact_of_other_kinds(a, b, mode),
         }),
         1 => test_pairs(false, pairs, entries, out, |a, b| match (a, b) {
             (RotatedRect(a), Rect(b)) => contact_rotated_rect_rect(a, b, mode),
-            _ => None,
+            (a, b) => contact_of_other_kinds(a, b, mode),
         }),
         2 => test_pairs(false, pairs, entries, out, |a, b| match (a, b) {
             (RotatedRect(a), Circle(b)) => contact_rotated_rect_circle(a, b, mode),
-            _ => None,
+            (a, b) => contact_of_other_kinds(a, b, mode),
         }),
         3 => test_pairs(true, pairs, entries, out, |a, b| match (a, b) {
             (Rect(a), Rect(b)) => contact_rect_rect(a, b, mode),
-            _ => None,
+            (a, b) => contact_of_other_kinds(a, b, mode),
         }),
         4 => test_pairs(false, pairs, entries, out, |a, b| match (a, b) {
             (Rect(a), Circle(b)) => contact_rect_circle(a, b, mode),
-            _ => None,
+            (a, b) => contact_of_other_kinds(a, b, mode),
         }),
         _ => test_pairs(true, pairs, entries, out, |a, b| match (a, b) {
             (Circle(a), Circle(b)) => contact_circle_circle(a, b, mode),
-            _ => None,
+            (a, b) => contact_of_other_kinds(a, b, mode),
         }),
     }
+}
+
+/// [`WorldShape::contact`], for a pair in a group not of its kinds ([`test_group`]): out of the groups'
+/// loops, which it would otherwise crowd.
+#[cold]
+#[inline(never)]
+fn contact_of_other_kinds(a: &WorldShape, b: &WorldShape, mode: OverlapMode) -> Option<Contact> {
+    a.contact(b, mode)
 }
 
 /// The loop of [`test_group`] for one contact function, compiled apart for each.
@@ -227,8 +330,8 @@ mod tests {
         pairs
     }
 
-    #[test]
-    fn grouped_tests_give_the_contacts_of_the_tests_one_by_one_bit_for_bit() {
+    /// 600 colliders of every kind on a grid of half units, and 20,000 candidates among them at random.
+    fn random_entries_and_candidates() -> (Vec<ColliderEntry>, Vec<(u32, u32)>) {
         let mut random = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
         let mut next = move |bound: u32| (random() >> 32) as u32 % bound;
         // Shapes of every kind on a grid of half units, so that many touch exactly; sizes in half
@@ -267,14 +370,20 @@ mod tests {
                 }
             })
             .collect();
-        let far_away = ColliderEntry {
-            entity: Entity::PLACEHOLDER,
-            shape: WorldShape::Circle(WorldCircle::new(Vec2::splat(1e6), 1.0)),
-        };
         let candidates: Vec<(u32, u32)> = (0..20_000)
             .map(|_| (next(count), next(count)))
             .filter(|(i, j)| i != j)
             .collect();
+        (entries, candidates)
+    }
+
+    #[test]
+    fn grouped_tests_give_the_contacts_of_the_tests_one_by_one_bit_for_bit() {
+        let (entries, candidates) = random_entries_and_candidates();
+        let far_away = ColliderEntry {
+            entity: Entity::PLACEHOLDER,
+            shape: WorldShape::Circle(WorldCircle::new(Vec2::splat(1e6), 1.0)),
+        };
         for mode in [OverlapMode::Closed, OverlapMode::InteriorOnly] {
             let expected = by_pair(one_by_one(&entries, &candidates, mode));
             let touching = expected.len();
@@ -309,6 +418,77 @@ mod tests {
             assert_eq!(by_pair(whole), expected, "in one go, {mode:?}");
             assert_eq!(by_pair(in_slices), expected, "in slices, {mode:?}");
             assert_eq!(by_pair(among_many), expected, "among many, {mode:?}");
+        }
+    }
+
+    #[test]
+    fn pairs_laid_out_by_kind_and_filtered_give_the_contacts_of_the_tests_one_by_one() {
+        let (entries, candidates) = random_entries_and_candidates();
+        let mut layout = KindGroups::default();
+        let mut arranged = candidates.clone();
+        layout.arrange(&mut arranged, &entries);
+        let unordered = |pairs: &[(u32, u32)]| {
+            let mut pairs: Vec<(u32, u32)> =
+                (pairs.iter()).map(|&(i, j)| (i.min(j), i.max(j))).collect();
+            pairs.sort_unstable();
+            pairs
+        };
+        assert_eq!(
+            unordered(&arranged),
+            unordered(&candidates),
+            "the same pairs"
+        );
+        // Each group holds pairs of its kinds, placed as it tests them; the blocks hold `BLOCK` pairs.
+        let mut start = 0;
+        for block in &layout.lengths {
+            let block_len: usize = block.iter().map(|&len| usize::from(len)).sum();
+            assert!(block_len == BLOCK || start + block_len == arranged.len());
+            for (group, &len) in block.iter().enumerate() {
+                for &(i, j) in &arranged[start..start + usize::from(len)] {
+                    assert_eq!(placed(i, j, &entries), ((i, j), group), "{i}, {j}");
+                }
+                start += usize::from(len);
+            }
+        }
+        assert_eq!(start, arranged.len(), "the layout covers the pairs");
+        // Filtered, as the broad phase keeps the pairs whose boxes overlap.
+        let (mut kept, mut kept_layout) = (Vec::new(), KindGroups::default());
+        layout.filter(&arranged, &mut kept, &mut kept_layout, |pairs, out| {
+            out.extend(pairs.iter().filter(|&&(i, j)| (i + j) % 3 != 0));
+        });
+        let expected_kept: Vec<(u32, u32)> = (candidates.iter().copied())
+            .filter(|&(i, j)| (i + j) % 3 != 0)
+            .collect();
+        assert_eq!(
+            unordered(&kept),
+            unordered(&expected_kept),
+            "the pairs kept"
+        );
+        // The same colliders with the kinds laid out, and each turned into another kind since.
+        let changed: Vec<ColliderEntry> = (entries.iter())
+            .map(|entry| {
+                let aabb = entry.shape.aabb();
+                let (center, size) = (entry.shape.center(), (aabb.max - aabb.min) * 0.5);
+                let shape = match entry.shape {
+                    WorldShape::Rect(_) => WorldShape::Circle(WorldCircle::new(center, size.x)),
+                    WorldShape::RotatedRect(_) => WorldShape::Rect(WorldRect::new(center, size)),
+                    WorldShape::Circle(_) => WorldShape::RotatedRect(WorldRotatedRect::new(
+                        center,
+                        size,
+                        Rot2::radians(0.7),
+                    )),
+                };
+                ColliderEntry { shape, ..*entry }
+            })
+            .collect();
+        for mode in [OverlapMode::Closed, OverlapMode::InteriorOnly] {
+            for (entries, kinds) in [(&entries, "as laid out"), (&changed, "changed since")] {
+                let expected = by_pair(one_by_one(entries, &kept, mode));
+                assert!(expected.len() > 1_000, "{kinds}: {} touch", expected.len());
+                let mut grouped = Vec::new();
+                TestsByKind::test_grouped(&kept, &kept_layout, entries, mode, &mut grouped);
+                assert_eq!(by_pair(grouped), expected, "{kinds}, {mode:?}");
+            }
         }
     }
 }
