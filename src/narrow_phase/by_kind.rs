@@ -85,17 +85,7 @@ impl TestsByKind {
         out: &mut Vec<PairContact>,
     ) {
         for block in candidates.chunks(BLOCK) {
-            for group in &mut self.groups {
-                group.clear();
-            }
-            for (k, &(i, j)) in block.iter().enumerate() {
-                if let Some(&(ahead_i, ahead_j)) = block.get(k + AHEAD).filter(|_| PREFETCH) {
-                    prefetch_ahead(entries, ahead_i as usize);
-                    prefetch_ahead(entries, ahead_j as usize);
-                }
-                let (pair, group) = placed(i, j, entries);
-                self.groups[group].push(pair);
-            }
+            group_block::<PREFETCH>(block, entries, &mut self.groups);
             for (group, pairs) in self.groups.iter().enumerate() {
                 test_group(group, pairs, entries, mode, out);
             }
@@ -123,13 +113,7 @@ impl KindGroups {
     pub(crate) fn arrange(&mut self, pairs: &mut [(u32, u32)], entries: &[ColliderEntry]) {
         self.lengths.clear();
         for block in pairs.chunks_mut(BLOCK) {
-            for group in &mut self.scratch {
-                group.clear();
-            }
-            for &(i, j) in block.iter() {
-                let (pair, group) = placed(i, j, entries);
-                self.scratch[group].push(pair);
-            }
+            group_block::<false>(block, entries, &mut self.scratch);
             let mut lengths = [0; GROUPS];
             let mut at = 0;
             for (length, group) in lengths.iter_mut().zip(&self.scratch) {
@@ -163,6 +147,27 @@ impl KindGroups {
             });
             out_groups.lengths.push(kept);
         }
+    }
+}
+
+/// Sets `groups` to the pairs of `block`, each in its group and placed as the group takes it; asks for
+/// the colliders of the pair [`AHEAD`] on when `PREFETCH`.
+#[inline(always)]
+fn group_block<const PREFETCH: bool>(
+    block: &[(u32, u32)],
+    entries: &[ColliderEntry],
+    groups: &mut [Vec<(u32, u32)>; GROUPS],
+) {
+    for group in groups.iter_mut() {
+        group.clear();
+    }
+    for (k, &(i, j)) in block.iter().enumerate() {
+        if let Some(&(ahead_i, ahead_j)) = block.get(k + AHEAD).filter(|_| PREFETCH) {
+            prefetch_ahead(entries, ahead_i as usize);
+            prefetch_ahead(entries, ahead_j as usize);
+        }
+        let (pair, group) = placed(i, j, entries);
+        groups[group].push(pair);
     }
 }
 
