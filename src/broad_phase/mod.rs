@@ -69,11 +69,9 @@ pub struct BroadPhase {
     pub(crate) build: GridBuild,
     /// Pairs of slots in the entries for the exact tests.
     pub(crate) candidates: Vec<(u32, u32)>,
-    /// Where the candidates laid out by [`Self::candidate_groups`] begin, if any are: those from there
-    /// on are grouped by their kinds already, for the narrow phase ([`Self::candidates_to_group`]).
-    grouped_from: Option<usize>,
-    /// The layout of the candidates from [`Self::grouped_from`] on.
-    candidate_groups: KindGroups,
+    /// The candidates grouped by their kinds already, for the narrow phase
+    /// ([`Self::candidates_to_group`]).
+    grouped: GroupedCandidates,
     /// Whether nothing changed since the last update, so its pairs and contacts still hold.
     pub(crate) unchanged: bool,
     /// Whether `candidates` holds only the pairs involving a collider that moved since the last full
@@ -141,10 +139,10 @@ impl BroadPhase {
     pub(crate) fn candidates_to_group(
         &self,
     ) -> (&[(u32, u32)], Option<(&[(u32, u32)], &KindGroups)>) {
-        match self.grouped_from {
+        match self.grouped.from {
             Some(from) => {
                 let (to_group, grouped) = self.candidates.split_at(from);
-                (to_group, Some((grouped, &self.candidate_groups)))
+                (to_group, Some((grouped, &self.grouped.layout)))
             }
             None => (&self.candidates, None),
         }
@@ -277,8 +275,7 @@ impl BroadPhase {
         let Self {
             build,
             candidates,
-            grouped_from,
-            candidate_groups,
+            grouped,
             layered,
             slot_bounds,
             grown,
@@ -286,10 +283,7 @@ impl BroadPhase {
         } = self;
         build.run(*grown, *layered);
         if *grown {
-            hand_over_grown_pairs(build, slot_bounds, candidates, candidate_groups);
-            if build.pairs_grouped {
-                *grouped_from = Some(0);
-            }
+            hand_over_grown_pairs(build, slot_bounds, candidates, grouped);
         } else {
             // The pairs of a build that kept nothing go to the exact tests as they are, to be grouped
             // there (no plain build lays them out).
@@ -394,16 +388,13 @@ impl BroadPhase {
         }
         self.find_moved_pairs();
         let build = &self.build;
-        let (boxes, out) = (&self.slot_bounds, &mut self.candidates);
-        if build.pairs_grouped {
-            self.grouped_from = Some(out.len());
-        }
+        let (boxes, out, grouped) = (&self.slot_bounds, &mut self.candidates, &mut self.grouped);
         let moved = &build.moved;
         if moved.slots().is_empty() {
-            push_overlapping_of_build(build, boxes, |_| 1, out, &mut self.candidate_groups);
+            push_overlapping_of_build(build, boxes, |_| 1, out, grouped);
         } else {
             let kept = |slot: u32| usize::from(!moved.is_moved(slot as usize));
-            push_overlapping_of_build(build, boxes, kept, out, &mut self.candidate_groups);
+            push_overlapping_of_build(build, boxes, kept, out, grouped);
         }
         true
     }
@@ -651,33 +642,41 @@ impl GridBuild {
 }
 
 /// After a build that grew the boxes, the packed boxes of its entries as they are (`slot_bounds`) and
-/// the pairs of the build's pairs whose boxes overlap, in `candidates`, laid out in `candidate_groups`
-/// when the build's pairs are.
+/// the pairs of the build's pairs whose boxes overlap, in `candidates`, laid out in `grouped` when the
+/// build's pairs are.
 fn hand_over_grown_pairs(
     build: &GridBuild,
     slot_bounds: &mut Vec<Bounds>,
     candidates: &mut Vec<(u32, u32)>,
-    candidate_groups: &mut KindGroups,
+    grouped: &mut GroupedCandidates,
 ) {
     slot_bounds.clear();
     let bounds = (build.entries.iter()).map(|entry| Bounds::of(&padded(entry.shape.aabb())));
     slot_bounds.extend(bounds);
     candidates.clear();
-    push_overlapping_of_build(build, slot_bounds, |_| 1, candidates, candidate_groups);
+    push_overlapping_of_build(build, slot_bounds, |_| 1, candidates, grouped);
+}
+
+/// The candidates grouped by their kinds already: those from `from` on, when some are, in `layout`.
+#[derive(Debug, Default)]
+struct GroupedCandidates {
+    from: Option<usize>,
+    layout: KindGroups,
 }
 
 /// [`push_overlapping`] over the build's pairs, group by group when they are laid out in groups
-/// ([`GridBuild::pairs_grouped`]), whose layout of the pushed pairs goes to `out_groups`.
+/// ([`GridBuild::pairs_grouped`]): the pushed pairs are then the grouped candidates (`grouped`).
 #[inline(always)]
 fn push_overlapping_of_build(
     build: &GridBuild,
     boxes: &[Bounds],
     kept: impl Fn(u32) -> usize,
     out: &mut Vec<(u32, u32)>,
-    out_groups: &mut KindGroups,
+    grouped: &mut GroupedCandidates,
 ) {
     if build.pairs_grouped {
-        (build.pair_groups).filter(&build.pairs, out, out_groups, |pairs, out| {
+        grouped.from = Some(out.len());
+        (build.pair_groups).filter(&build.pairs, out, &mut grouped.layout, |pairs, out| {
             push_overlapping(pairs, boxes, &kept, out)
         });
     } else {
@@ -832,7 +831,7 @@ pub(crate) fn find_candidate_pairs(
     let timer = StageTimer::start();
     let broad_phase = &mut *broad_phase;
     broad_phase.gathered_this_update = false;
-    broad_phase.grouped_from = None;
+    broad_phase.grouped.from = None;
     // Too many moved colliders make the build due as well.
     let too_many_moved = broad_phase.rebuild_due(broad_phase.moved_entities.len());
     let build_due = !*updated_once || changes.settings_or_membership_changed();
