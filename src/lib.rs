@@ -9,6 +9,7 @@ pub mod diagnostics;
 mod entity_set;
 pub mod events;
 pub mod geometry;
+mod kept;
 pub mod layers;
 pub mod narrow_phase;
 mod parallel;

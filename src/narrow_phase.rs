@@ -17,6 +17,7 @@ use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::Contact;
 use crate::parallel::pool_for;
 use crate::plugin::CollisionSettings;
+use crate::radix_sort::radix_sort_by_key;
 
 /// Below this many candidate pairs the narrow phase runs on one thread.
 const PARALLEL_THRESHOLD: usize = 4096;
@@ -257,10 +258,17 @@ pub(crate) fn find_contacts(
         None => {
             let (to_group, grouped) = broad_phase.candidates_to_group();
             by_kind.test(to_group, entries, mode, current);
-            if let Some((grouped, groups)) = grouped {
-                TestsByKind::test_grouped(grouped, groups, entries, mode, current);
+            match grouped {
+                Some((grouped, groups)) => {
+                    // The few pairs of colliders moved since the build, sorted, are merged with the
+                    // laid-out pairs, which come out in order without a sort.
+                    radix_sort_by_key(current, sort_scratch, PairContact::sort_key);
+                    core::mem::swap(current, sort_scratch);
+                    current.clear();
+                    by_kind.test_grouped(grouped, groups, entries, mode, sort_scratch, current);
+                }
+                None => sort_contacts(current, sort_scratch, sort_starts),
             }
-            sort_contacts(current, sort_scratch, sort_starts);
         }
     }
     if incremental {

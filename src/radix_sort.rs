@@ -120,6 +120,10 @@ pub(crate) fn bucket_sort_by_key<T: Copy, K: Ord>(
     bucket: impl Fn(&T) -> usize,
     key: impl Fn(&T) -> K,
 ) {
+    if items.is_empty() {
+        // The counting sort leaves `starts` as it was: nothing to walk.
+        return;
+    }
     counting_sort_by_bucket(items, scratch, starts, bucket_count, bucket);
     // Most buckets hold one item or none: those are passed over before any slicing. The contacts' sort
     // took 36.9 million instructions in 70 updates of W1 at 10,000 before (callgrind), 32.7 million

@@ -559,6 +559,9 @@ fn write_overlapping_in_two_runs(
 pub(super) struct Bounds(Vec4);
 
 impl Bounds {
+    /// A box that overlaps nothing, itself included (NaN in every lane).
+    pub(super) const NOWHERE: Self = Self(Vec4::NAN);
+
     #[inline]
     pub(super) fn of(aabb: &Aabb2d) -> Self {
         Self(Vec4::new(aabb.min.x, aabb.min.y, -aabb.max.x, -aabb.max.y))
@@ -579,7 +582,7 @@ impl Bounds {
     }
 
     #[inline]
-    fn overlaps(&self, reach: Vec4) -> bool {
+    pub(super) fn overlaps(&self, reach: Vec4) -> bool {
         self.0.cmple(reach).all()
     }
 

@@ -32,6 +32,7 @@ use bevy::prelude::*;
 use crate::collider::{ActiveColliders, Collider, ColliderDisabled};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
+use crate::kept::for_each_kept;
 use crate::layers::CollisionLayers;
 use crate::narrow_phase::{Contacts, KindGroups};
 use crate::parallel::{gather_in_order, pool_for};
@@ -98,7 +99,8 @@ pub struct BroadPhase {
     /// split update.
     escaped: Vec<u32>,
     task_escaped: Vec<Vec<u32>>,
-    /// Each entry's padded bounding box as of this update, packed, in the entries' order.
+    /// Each entry's padded bounding box as of this update, packed, in the entries' order;
+    /// [`Bounds::NOWHERE`] for the colliders moved since the build, whose pairs are found apart.
     slot_bounds: Vec<Bounds>,
     /// The order of the grid of the colliders moved since the build.
     moved_order: Vec<u32>,
@@ -373,6 +375,12 @@ impl BroadPhase {
         for &slot in &self.escaped {
             self.build.moved.mark(slot as usize);
         }
+        // The pairs of moved colliders are found apart (`find_moved_pairs`): their boxes overlap
+        // nothing in the filter of the build's pairs, which then need not look up whether either of
+        // the two moved.
+        for &slot in self.build.moved.slots() {
+            self.slot_bounds[slot as usize] = Bounds::NOWHERE;
+        }
         // Started before the rest of the update's work, which it runs beside.
         if background::should_start(
             count,
@@ -389,13 +397,7 @@ impl BroadPhase {
         self.find_moved_pairs();
         let build = &self.build;
         let (boxes, out, grouped) = (&self.slot_bounds, &mut self.candidates, &mut self.grouped);
-        let moved = &build.moved;
-        if moved.slots().is_empty() {
-            push_overlapping_of_build(build, boxes, |_| 1, out, grouped);
-        } else {
-            let kept = |slot: u32| usize::from(!moved.is_moved(slot as usize));
-            push_overlapping_of_build(build, boxes, kept, out, grouped);
-        }
+        push_overlapping_of_build(build, boxes, out, grouped);
         true
     }
 
@@ -654,7 +656,7 @@ fn hand_over_grown_pairs(
     let bounds = (build.entries.iter()).map(|entry| Bounds::of(&padded(entry.shape.aabb())));
     slot_bounds.extend(bounds);
     candidates.clear();
-    push_overlapping_of_build(build, slot_bounds, |_| 1, candidates, grouped);
+    push_overlapping_of_build(build, slot_bounds, candidates, grouped);
 }
 
 /// The candidates grouped by their kinds already: those from `from` on, when some are, in `layout`.
@@ -670,38 +672,33 @@ struct GroupedCandidates {
 fn push_overlapping_of_build(
     build: &GridBuild,
     boxes: &[Bounds],
-    kept: impl Fn(u32) -> usize,
     out: &mut Vec<(u32, u32)>,
     grouped: &mut GroupedCandidates,
 ) {
     if build.pairs_grouped {
         grouped.from = Some(out.len());
-        (build.pair_groups).filter(&build.pairs, out, &mut grouped.layout, |pairs, out| {
-            push_overlapping(pairs, boxes, &kept, out)
+        (build.pair_groups).filter(&build.pairs, out, &mut grouped.layout, |i, j| {
+            boxes[i as usize].overlaps(boxes[j as usize].reach())
         });
     } else {
-        push_overlapping(&build.pairs, boxes, kept, out);
+        push_overlapping(&build.pairs, boxes, out);
     }
 }
 
-/// Pushes to `out` the pairs of `pairs` whose boxes (`boxes` by slot) overlap, both of whose slots are
-/// kept (`kept` gives 1, else 0). Every pair is written and only the hits kept, without a branch, as the
-/// grid's pair search does.
+/// Pushes to `out` the pairs of `pairs` whose boxes (`boxes` by slot) overlap.
 #[inline(always)]
-fn push_overlapping(
-    pairs: &[(u32, u32)],
-    boxes: &[Bounds],
-    kept: impl Fn(u32) -> usize,
-    out: &mut Vec<(u32, u32)>,
-) {
+fn push_overlapping(pairs: &[(u32, u32)], boxes: &[Bounds], out: &mut Vec<(u32, u32)>) {
     let start = out.len();
     out.resize(start + pairs.len(), (0, 0));
     let (room, mut len) = (&mut out[start..], 0);
-    for &(i, j) in pairs {
-        room[len] = (i, j);
-        let hit = boxes[i as usize].overlap_count(boxes[j as usize].reach());
-        len += hit & kept(i) & kept(j);
-    }
+    let overlap = |k: usize| {
+        let (i, j) = pairs[k];
+        boxes[i as usize].overlaps(boxes[j as usize].reach())
+    };
+    for_each_kept(pairs.len(), overlap, |k| {
+        room[len] = pairs[k];
+        len += 1;
+    });
     out.truncate(start + len);
 }
 

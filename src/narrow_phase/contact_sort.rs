@@ -1,6 +1,9 @@
 //! The contacts' sort by pair, which lets each update's contacts be merged with the last update's to
 //! find what started and ended.
 //!
+//! The touching pairs of a build laid out by kinds need no sort: they come out in order (`by_kind.rs`),
+//! and only the few pairs of colliders moved since the build are sorted, apart.
+//!
 //! On one thread, [`sort_contacts`] sorts them in place. On several, [`SplitSort`] splits the pairs
 //! into ranges of their first collider (ranges of about as many contacts each, judged from a sample),
 //! and each task collects and sorts one range; the ranges, in order, are the sorted contacts. As no two
