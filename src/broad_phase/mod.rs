@@ -666,8 +666,10 @@ struct GroupedCandidates {
     layout: KindGroups,
 }
 
-/// [`push_overlapping`] over the build's pairs, group by group when they are laid out in groups
-/// ([`GridBuild::pairs_grouped`]): the pushed pairs are then the grouped candidates (`grouped`).
+/// Pushes to `out` the build's pairs whose boxes (`boxes` by slot) overlap: through the layout's
+/// filter when they are laid out in groups ([`GridBuild::pairs_grouped`]), which keeps their groups and
+/// ranks, the pushed pairs then being the grouped candidates (`grouped`); through [`push_overlapping`]
+/// otherwise.
 #[inline(always)]
 fn push_overlapping_of_build(
     build: &GridBuild,
