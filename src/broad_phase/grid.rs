@@ -257,17 +257,16 @@ impl UniformGrid {
         self.bounds[k].aabb()
     }
 
-    /// Asks the memory ahead for the k-th box of the sorted order, which [`Self::sorted_contains`]
-    /// reads.
-    #[inline(always)]
-    pub(crate) fn prefetch_sorted(&self, k: usize) {
-        prefetch_ahead(&self.bounds, k);
+    /// The k-th box of the sorted order.
+    #[inline]
+    pub(crate) fn sorted_bounds(&self, k: usize) -> Bounds {
+        self.bounds[k]
     }
 
     /// Whether the k-th box of the sorted order holds `inner`.
     #[inline]
     pub(crate) fn sorted_contains(&self, k: usize, inner: Bounds) -> bool {
-        inner.0.cmpge(self.bounds[k].0).all()
+        self.bounds[k].contains(inner)
     }
 
     /// Calls `visit` with each index of `run` whose box overlaps `aabb`.
@@ -559,6 +558,13 @@ fn write_overlapping_in_two_runs(
 pub(super) struct Bounds(Vec4);
 
 impl Bounds {
+    /// Whether `self` holds `inner` (boundary included): in the packed form, every lane of `inner` is at
+    /// least the matching lane of `self`. A NaN lane compares false, so nothing holds a box with NaN.
+    #[inline]
+    pub(super) fn contains(self, inner: Bounds) -> bool {
+        inner.0.cmpge(self.0).all()
+    }
+
     /// A box that overlaps nothing, itself included (NaN in every lane).
     pub(super) const NOWHERE: Self = Self(Vec4::NAN);
 
@@ -689,6 +695,33 @@ mod tests {
             Bounds::of(&unit_box(2.0, 3.0)).aabb(),
             unit_box(2.0, 3.0),
             "packing round-trips"
+        );
+    }
+
+    #[test]
+    fn packed_bounds_contain_like_boxes() {
+        let outer = Bounds::of(&Aabb2d::new(Vec2::ZERO, Vec2::splat(2.0)));
+        let inside = |center: Vec2, half_size: f32| {
+            outer.contains(Bounds::of(&Aabb2d::new(center, Vec2::splat(half_size))))
+        };
+        assert!(inside(Vec2::ZERO, 1.0), "well inside");
+        assert!(inside(Vec2::ZERO, 2.0), "the same box");
+        assert!(
+            inside(Vec2::new(1.0, -1.0), 1.0),
+            "touching two sides from within"
+        );
+        assert!(!inside(Vec2::new(1.01, 0.0), 1.0), "out past max x");
+        assert!(!inside(Vec2::new(-1.01, 0.0), 1.0), "out past min x");
+        assert!(!inside(Vec2::new(0.0, 1.01), 1.0), "out past max y");
+        assert!(!inside(Vec2::new(0.0, -1.01), 1.0), "out past min y");
+        assert!(!inside(Vec2::ZERO, 3.0), "larger");
+        assert!(
+            !inside(Vec2::new(f32::NAN, 0.0), 1.0),
+            "NaN lies in nothing"
+        );
+        assert!(
+            !Bounds::NOWHERE.contains(Bounds::of(&unit_box(0.0, 0.0))),
+            "nowhere holds nothing"
         );
     }
 

@@ -220,8 +220,8 @@ impl BroadPhase {
 
     /// The rows of the one table that holds every collider, for an update that keeps the grid to read
     /// in place of a gather (`drift.rs`, [`TableRows`]): where the build's gathered indices were those
-    /// rows, no collider's layers changed since the last update (`layers_changed`), and the entries fit
-    /// the cache and are taken on one thread. An update on which some layers changed gathers, and
+    /// rows and its entries fit the cache ([`GridBuild::order_indexes_rows`]), no collider's layers
+    /// changed since the last update (`layers_changed`), and the entries are taken on one thread. An update on which some layers changed gathers, and
     /// builds the grid anew where they differ from the build's, so that the layers of the colliders the
     /// build holds are the build's until then.
     ///
@@ -235,8 +235,7 @@ impl BroadPhase {
     ) -> Option<TableRows<'a>> {
         let entries = &self.build.entries;
         let one_thread = pool_for(entries.len(), drift::PARALLEL_THRESHOLD).is_none();
-        let in_cache = !worth_prefetching(entries);
-        (self.build.order_indexes_rows && !layers_changed && in_cache && one_thread)
+        (self.build.order_indexes_rows && !layers_changed && one_thread)
             .then(|| only_table(colliders))
             .flatten()
     }
@@ -337,7 +336,7 @@ impl BroadPhase {
             gathered,
             grid,
             order,
-            slot_of_row,
+            row_slots,
             entries,
             moved,
             ..
@@ -361,7 +360,7 @@ impl BroadPhase {
                 )
             }
             DriftFrom::Table(rows, _) => {
-                take_rows(rows, slot_of_row, checks, target, &mut self.escaped)
+                take_rows(rows, row_slots, checks, target, &mut self.escaped)
             }
         };
         match drift {
@@ -550,10 +549,11 @@ pub(crate) struct GridBuild {
     /// The grid's order of the gathered colliders (`order[slot]` is the gathered index in that slot).
     order: Vec<u32>,
     /// Whether the build's gathered indices were table rows ([`Self::gathered_rows`] when it ran), for
-    /// a build that grew its boxes.
+    /// a build that grew its boxes and whose entries fit the cache.
     order_indexes_rows: bool,
-    /// The inverse of `order` when [`Self::order_indexes_rows`]: the slot of each row.
-    slot_of_row: Vec<u32>,
+    /// When [`Self::order_indexes_rows`], for each row: its slot (the inverse of `order`), and the
+    /// entity and grown box the build put in that slot.
+    row_slots: Vec<RowSlot>,
     /// The colliders taking part, in the grid's order; their shapes are this update's.
     pub(crate) entries: Vec<ColliderEntry>,
     /// Each entry's layers, in the entries' order; empty unless layered.
@@ -583,7 +583,7 @@ impl GridBuild {
             grid,
             order,
             order_indexes_rows,
-            slot_of_row,
+            row_slots,
             entries,
             layers,
             pairs,
@@ -614,12 +614,22 @@ impl GridBuild {
         // Only a grown build's grid is kept while colliders drift. On workload W6 (colliders spawned
         // and despawned every frame, a plain build every update) the broad phase took 0.417 and 0.430
         // ms with the slots of every build's rows and a second look at the tables in each gather,
-        // against 0.387 and 0.410 ms before either (two alternating runs each).
-        *order_indexes_rows &= grow;
+        // against 0.387 and 0.410 ms before either (two alternating runs each). Beyond the cache the
+        // rows are never read in place ([`BroadPhase::rows_in_place`]), and their slots are not kept.
+        *order_indexes_rows &= grow && !worth_prefetching(entries);
         if *order_indexes_rows {
-            slot_of_row.resize(order.len(), 0);
+            let unset = RowSlot {
+                grown: Bounds::NOWHERE,
+                entity: Entity::PLACEHOLDER,
+                slot: 0,
+            };
+            row_slots.resize(order.len(), unset);
             for (slot, &row) in order.iter().enumerate() {
-                slot_of_row[row as usize] = slot as u32;
+                row_slots[row as usize] = RowSlot {
+                    grown: grid.sorted_bounds(slot),
+                    entity: entries[slot].entity,
+                    slot: slot as u32,
+                };
             }
         }
         grid.find_pairs(pairs);
@@ -641,6 +651,15 @@ impl GridBuild {
         }
         moved.reset();
     }
+}
+
+/// A row of the table a grown build's colliders came from, as the build left it: the slot it went to,
+/// and the entity and grown box of that slot.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RowSlot {
+    grown: Bounds,
+    entity: Entity,
+    slot: u32,
 }
 
 /// After a build that grew the boxes, the packed boxes of its entries as they are (`slot_bounds`) and
