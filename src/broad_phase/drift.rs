@@ -115,7 +115,7 @@ pub(super) fn take_rows(
         return Drift::NotTaken;
     };
     let has_escaped = |row_slot: &RowSlot, bounds: Bounds| {
-        !row_slot.grown.contains(bounds) && !checks.moved.is_moved(row_slot.slot as usize)
+        checks.has_left(row_slot.slot as usize, row_slot.grown, bounds)
     };
     let sampled = (0..rows.entities.len()).step_by(ESCAPE_SAMPLE_STRIDE);
     // An invalid collider counts as escaped: the pass stops at it.
@@ -251,7 +251,13 @@ impl EscapeChecks<'_> {
     /// since the build.
     #[inline]
     fn has_escaped(&self, slot: usize, bounds: Bounds) -> bool {
-        !self.grid.sorted_contains(slot, bounds) && !self.moved.is_moved(slot)
+        self.has_left(slot, self.grid.sorted_bounds(slot), bounds)
+    }
+
+    /// [`Self::has_escaped`], with the slot's grown box given.
+    #[inline]
+    fn has_left(&self, slot: usize, grown: Bounds, bounds: Bounds) -> bool {
+        !grown.contains(bounds) && !self.moved.is_moved(slot)
     }
 }
 

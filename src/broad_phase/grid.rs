@@ -263,12 +263,6 @@ impl UniformGrid {
         self.bounds[k]
     }
 
-    /// Whether the k-th box of the sorted order holds `inner`.
-    #[inline]
-    pub(crate) fn sorted_contains(&self, k: usize, inner: Bounds) -> bool {
-        self.bounds[k].contains(inner)
-    }
-
     /// Calls `visit` with each index of `run` whose box overlaps `aabb`.
     #[inline]
     fn scan_run(&self, aabb: &Aabb2d, run: core::ops::Range<usize>, mut visit: impl FnMut(usize)) {
