@@ -84,9 +84,9 @@ impl TableRows<'_> {
     }
 }
 
-/// Takes every row of `rows` into the slot the build put it in (`row_slots[row]`, whose gathered indices
-/// were these rows), on one thread: as [`take_drifted`], writing the entries and boxes out of order
-/// instead of reading the colliders out of order.
+/// Takes every row of `rows` into the slot the build put it in (`row_slots[row]`, whose gathered
+/// indices were these rows), on one thread: as [`take_drifted`], writing the entries and boxes out of
+/// order instead of reading the colliders out of order.
 ///
 /// The rows come in the order of Bevy's table, where the colliders' kinds come in whatever order the
 /// game spawned them: in the slots' order they come as the colliders lie in the world, and the box of
@@ -99,9 +99,10 @@ impl TableRows<'_> {
 /// What each row is checked against, its slot's entity and grown box, comes from `row_slots` in the
 /// rows' order, so that the loop reads nothing out of order and only writes there: reading the entity
 /// from the entry and the grown box from the grid, by slot, the broad phase took 0.100 ms on W1 at
-/// 10,000, against 0.085 ms (two alternating runs each). Asking for the slots' entries and boxes ahead
-/// of their writes, which paid while the loop read them, no longer does: 0.082 to 0.085 ms without,
-/// against 0.085 to 0.087 ms asking 16 rows ahead (three alternating runs each), and the same at 8 or 32.
+/// 10,000, against 0.085 ms (two alternating runs each, both builds with temporary timers in the
+/// stage). Asking for the slots' entries and boxes ahead of their writes, which paid while the loop
+/// read them, no longer does: 0.082 to 0.085 ms without, against 0.085 to 0.087 ms asking 16 rows ahead
+/// (three alternating runs each), and the same at 8 or 32.
 pub(super) fn take_rows(
     rows: TableRows,
     row_slots: &[RowSlot],

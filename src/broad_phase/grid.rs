@@ -552,8 +552,9 @@ fn write_overlapping_in_two_runs(
 pub(super) struct Bounds(Vec4);
 
 impl Bounds {
-    /// Whether `self` holds `inner` (boundary included): in the packed form, every lane of `inner` is at
-    /// least the matching lane of `self`. A NaN lane compares false, so nothing holds a box with NaN.
+    /// Whether `self` holds `inner` (boundary included): in the packed form, every lane of `inner` is
+    /// at least the matching lane of `self`. A NaN lane compares false, so nothing holds a box with
+    /// NaN.
     #[inline]
     pub(super) fn contains(self, inner: Bounds) -> bool {
         inner.0.cmpge(self.0).all()
