@@ -1,6 +1,6 @@
 //! Circle against axis-aligned rectangle, and the clamp both circle-rectangle pairs share.
 
-use bevy::math::Vec2;
+use bevy::math::{BVec4A, Vec2, Vec4, Vec4Swizzles};
 
 use super::direction::direction_and_length;
 use super::{Contact, OverlapMode, WorldCircle, WorldRect};
@@ -41,18 +41,21 @@ pub(crate) fn contact_box_circle_local(
         });
     }
     // The centre is inside the box or on its boundary: push out through the nearest side.
+    // Which side, and the sign, chosen without a branch: on W1 at 10,000 the narrow phase took 0.115
+    // ms against 0.117 ms (three alternating runs each). Choosing between this contact and the one
+    // from outside without a branch too, working out the square root and the division for every
+    // touching pair, took 0.132 ms against 0.121 ms.
     let to_side = half_size - center.abs();
-    let sign = |value: f32| if value < 0.0 { -1.0 } else { 1.0 };
-    Some(if to_side.x < to_side.y {
-        Contact {
-            normal: Vec2::new(sign(center.x), 0.0),
-            depth: (radius + to_side.x).max(0.0),
-        }
-    } else {
-        Contact {
-            normal: Vec2::new(0.0, sign(center.y)),
-            depth: (radius + to_side.y).max(0.0),
-        }
+    // -1 where the centre's coordinate is negative, 1 otherwise (also for -0 and NaN).
+    let signs = Vec2::select(center.cmplt(Vec2::ZERO), Vec2::NEG_ONE, Vec2::ONE);
+    let (along_x, along_y) = (
+        Vec4::new(signs.x, 0.0, radius + to_side.x, 0.0),
+        Vec4::new(0.0, signs.y, radius + to_side.y, 0.0),
+    );
+    let side = Vec4::select(BVec4A::splat(to_side.x < to_side.y), along_x, along_y);
+    Some(Contact {
+        normal: side.xy(),
+        depth: side.z.max(0.0),
     })
 }
 
@@ -188,6 +191,51 @@ mod tests {
         assert_eq!(contact.depth, 7.689198e-6);
         let mirrored = contact_rect_circle(&rect, &circle, OverlapMode::Closed).unwrap();
         assert_eq!(mirrored.normal, -Vec2::Y);
+    }
+
+    /// The inside case as it was before its choices were made without a branch.
+    fn pushed_out_by_branches(half_size: Vec2, center: Vec2, radius: f32) -> Contact {
+        let to_side = half_size - center.abs();
+        let sign = |value: f32| if value < 0.0 { -1.0 } else { 1.0 };
+        if to_side.x < to_side.y {
+            Contact {
+                normal: Vec2::new(sign(center.x), 0.0),
+                depth: (radius + to_side.x).max(0.0),
+            }
+        } else {
+            Contact {
+                normal: Vec2::new(0.0, sign(center.y)),
+                depth: (radius + to_side.y).max(0.0),
+            }
+        }
+    }
+
+    #[test]
+    fn centre_inside_the_box_has_the_bits_of_the_version_with_branches() {
+        let mut next = crate::test_rng::xorshift(0x1d5e_b0c5);
+        // Few values, so that ties between the sides and zeros of both signs are common.
+        let values: [f32; 8] = [-2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0];
+        let mut pick = || values[(next() % values.len() as u64) as usize];
+        let bits = |contact: Contact| {
+            [contact.normal.x, contact.normal.y, contact.depth].map(f32::to_bits)
+        };
+        let mut inside = 0;
+        for _ in 0..50_000 {
+            let half_size = Vec2::new(pick().abs(), pick().abs());
+            let center = Vec2::new(pick(), pick());
+            let radius = pick().abs();
+            if center.abs().cmpgt(half_size).any() {
+                continue;
+            }
+            inside += 1;
+            let contact = contact_box_circle_local(half_size, center, radius, OverlapMode::Closed);
+            assert_eq!(
+                contact.map(bits),
+                Some(bits(pushed_out_by_branches(half_size, center, radius))),
+                "{half_size:?} {center:?} {radius}"
+            );
+        }
+        assert!(inside > 10_000, "enough centres inside: {inside}");
     }
 
     #[test]
