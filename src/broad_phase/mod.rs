@@ -702,11 +702,17 @@ fn push_overlapping_of_build(
     if build.pairs_grouped {
         grouped.from = Some(out.len());
         (build.pair_groups).filter(&build.pairs, out, &mut grouped.layout, |i, j| {
-            boxes[i as usize].overlaps(boxes[j as usize].reach())
+            slots_overlap(boxes, i, j)
         });
     } else {
         push_overlapping(&build.pairs, boxes, out);
     }
+}
+
+/// Whether the boxes of slots `i` and `j` overlap now: the test both filters of a build's pairs make.
+#[inline(always)]
+fn slots_overlap(boxes: &[Bounds], i: u32, j: u32) -> bool {
+    boxes[i as usize].overlaps(boxes[j as usize].reach())
 }
 
 /// Pushes to `out` the pairs of `pairs` whose boxes (`boxes` by slot) overlap.
@@ -717,7 +723,7 @@ fn push_overlapping(pairs: &[(u32, u32)], boxes: &[Bounds], out: &mut Vec<(u32, 
     let (room, mut len) = (&mut out[start..], 0);
     let overlap = |k: usize| {
         let (i, j) = pairs[k];
-        boxes[i as usize].overlaps(boxes[j as usize].reach())
+        slots_overlap(boxes, i, j)
     };
     for_each_kept(pairs.len(), overlap, |k| {
         room[len] = pairs[k];
