@@ -70,3 +70,42 @@ impl OverlapMode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admits_at_least_zero_when_closed_and_above_zero_for_the_interior_only() {
+        let overlaps = [
+            f32::NEG_INFINITY,
+            -1.0,
+            -f32::from_bits(1),
+            -0.0,
+            0.0,
+            f32::from_bits(1),
+            f32::MIN_POSITIVE,
+            1.0,
+            f32::INFINITY,
+            f32::NAN,
+        ];
+        for overlap in overlaps {
+            assert_eq!(
+                OverlapMode::Closed.admits(overlap),
+                overlap >= 0.0,
+                "{overlap:e}"
+            );
+            assert_eq!(
+                OverlapMode::InteriorOnly.admits(overlap),
+                overlap > 0.0,
+                "{overlap:e}"
+            );
+            for mode in [OverlapMode::Closed, OverlapMode::InteriorOnly] {
+                let both = mode.admits(overlap);
+                assert_eq!(mode.admits_both(Vec2::new(overlap, 1.0)), both, "{mode:?}");
+                assert_eq!(mode.admits_both(Vec2::new(1.0, overlap)), both, "{mode:?}");
+                assert!(!mode.admits_both(Vec2::new(overlap, f32::NAN)), "{mode:?}");
+            }
+        }
+    }
+}
