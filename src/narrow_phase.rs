@@ -294,34 +294,101 @@ pub(crate) fn diff_contacts(
     mut started: impl FnMut(&PairContact),
     mut ended: impl FnMut(&PairContact),
 ) {
+    if removed.is_empty() {
+        merge_pairs(previous, current, |pair, found| match found {
+            FoundIn::Current => started(pair),
+            FoundIn::Previous => ended(pair),
+            FoundIn::Both => {}
+        });
+        return;
+    }
+    let removed = RemovedColliders::new(removed);
     let already_ended =
-        |pair: &PairContact| removed.contains(&pair.collider1) || removed.contains(&pair.collider2);
-    let (mut p, mut c) = (0, 0);
-    while p < previous.len() || c < current.len() {
-        let order = match (previous.get(p), current.get(c)) {
-            (Some(old), Some(new)) => old.key().cmp(&new.key()),
-            (Some(_), None) => core::cmp::Ordering::Less,
-            (None, _) => core::cmp::Ordering::Greater,
-        };
-        match order {
-            core::cmp::Ordering::Less => {
-                if !already_ended(&previous[p]) {
-                    ended(&previous[p]);
-                }
-                p += 1;
-            }
-            core::cmp::Ordering::Greater => {
-                started(&current[c]);
-                c += 1;
-            }
-            core::cmp::Ordering::Equal => {
-                if already_ended(&current[c]) {
-                    started(&current[c]);
-                }
-                p += 1;
-                c += 1;
-            }
+        |pair: &PairContact| removed.contains(pair.collider1) || removed.contains(pair.collider2);
+    merge_pairs(previous, current, |pair, found| match found {
+        FoundIn::Current => started(pair),
+        FoundIn::Previous if !already_ended(pair) => ended(pair),
+        FoundIn::Both if already_ended(pair) => started(pair),
+        FoundIn::Previous | FoundIn::Both => {}
+    });
+}
+
+/// The colliders removed since the last update, as [`diff_contacts`] asks about them: a bit per
+/// entity index modulo 4,096 answers most questions without a look-up in the set. With a look-up for
+/// each pair's two entities, on workload W6 at 10,000 colliders (100 despawned and spawned an update)
+/// the events stage took 0.077 to 0.079 ms against 0.044 ms (two alternating runs each).
+struct RemovedColliders<'a> {
+    set: &'a EntityHashSet,
+    maybe: [u64; 64],
+}
+
+impl<'a> RemovedColliders<'a> {
+    /// The colliders of `set`, with their bits set.
+    fn new(set: &'a EntityHashSet) -> Self {
+        let mut maybe = [0; 64];
+        for &entity in set {
+            let (word, bit) = Self::bit(entity);
+            maybe[word] |= 1 << bit;
         }
+        Self { set, maybe }
+    }
+
+    /// The word and the bit of `entity`'s index.
+    #[inline]
+    fn bit(entity: Entity) -> (usize, u32) {
+        let index = entity.index_u32() % 4096;
+        ((index / 64) as usize, index % 64)
+    }
+
+    /// Whether `entity` is among the removed colliders.
+    #[inline]
+    fn contains(&self, entity: Entity) -> bool {
+        let (word, bit) = Self::bit(entity);
+        self.maybe[word] >> bit & 1 != 0 && self.set.contains(&entity)
+    }
+}
+
+/// Which of [`merge_pairs`]'s two lists holds a pair.
+#[derive(Clone, Copy)]
+enum FoundIn {
+    Previous,
+    Current,
+    Both,
+}
+
+/// Walks two lists of pairs sorted by pair together, giving `visit` each pair once with the lists that
+/// hold it (as `current` has it, where both do). Each step compares the two pairs' keys as one number
+/// ([`PairContact::sort_key`]). Comparing them as two entities, and looking up both entities of each
+/// pair in both lists in the (empty) set of removed colliders, the events stage of workload W1 at
+/// 10,000 colliders took 0.022 to 0.023 ms against 0.018 ms (three alternating runs each). Comparing
+/// blocks of eight or sixteen pairs' keys at once, and passing over the equal ones at the start of a
+/// block, took 0.017 to 0.020 ms against 0.018 to 0.019 ms: not kept.
+#[inline(always)]
+fn merge_pairs(
+    previous: &[PairContact],
+    current: &[PairContact],
+    mut visit: impl FnMut(&PairContact, FoundIn),
+) {
+    let (mut p, mut c) = (0, 0);
+    while p < previous.len() && c < current.len() {
+        let (old, new) = (previous[p].sort_key(), current[c].sort_key());
+        if old == new {
+            visit(&current[c], FoundIn::Both);
+            p += 1;
+            c += 1;
+        } else if old < new {
+            visit(&previous[p], FoundIn::Previous);
+            p += 1;
+        } else {
+            visit(&current[c], FoundIn::Current);
+            c += 1;
+        }
+    }
+    for pair in &previous[p..] {
+        visit(pair, FoundIn::Previous);
+    }
+    for pair in &current[c..] {
+        visit(pair, FoundIn::Current);
     }
 }
 
@@ -344,16 +411,28 @@ mod tests {
         pairs
     }
 
-    /// Runs the diff; returns the started and ended pairs in the order reported.
+    /// Runs the diff with no collider removed; returns the started and ended pairs in the order
+    /// reported.
     fn run(
         previous: &[PairContact],
         current: &[PairContact],
     ) -> (Vec<PairContact>, Vec<PairContact>) {
+        run_after_removal(previous, current, &[])
+    }
+
+    /// Runs the diff with the colliders of entities `removed` removed since the last update; returns
+    /// the started and ended pairs in the order reported.
+    fn run_after_removal(
+        previous: &[PairContact],
+        current: &[PairContact],
+        removed: &[u32],
+    ) -> (Vec<PairContact>, Vec<PairContact>) {
+        let removed: EntityHashSet = removed.iter().map(|&index| entity(index)).collect();
         let (mut started, mut ended) = (Vec::new(), Vec::new());
         diff_contacts(
             previous,
             current,
-            &EntityHashSet::default(),
+            &removed,
             |p| started.push(*p),
             |p| ended.push(*p),
         );
@@ -414,15 +493,7 @@ mod tests {
     fn diff_skips_pairs_already_ended_and_restarts_them_if_they_touch_again() {
         let previous = sorted(vec![pair(1, 2), pair(3, 4), pair(5, 6)]);
         let current = sorted(vec![pair(3, 4), pair(5, 6)]);
-        let removed: EntityHashSet = [entity(1), entity(3)].into_iter().collect();
-        let (mut started, mut ended) = (Vec::new(), Vec::new());
-        diff_contacts(
-            &previous,
-            &current,
-            &removed,
-            |p| started.push(*p),
-            |p| ended.push(*p),
-        );
+        let (started, ended) = run_after_removal(&previous, &current, &[1, 3]);
         assert!(
             ended.is_empty(),
             "1–2 ended when 1 lost its collider: not again"
@@ -431,6 +502,24 @@ mod tests {
             started,
             vec![pair(3, 4)],
             "3 came back and still touches 4: a new start"
+        );
+    }
+
+    #[test]
+    fn diff_tells_removed_colliders_from_others_that_share_their_filter_bit() {
+        // 4,101 and 8,197 share the bit of 5 in the filter of removed entities (indices modulo 4,096).
+        let previous = sorted(vec![pair(5, 6), pair(4101, 7), pair(8197, 8), pair(9, 10)]);
+        let current = sorted(vec![pair(4101, 7), pair(9, 11)]);
+        let (started, ended) = run_after_removal(&previous, &current, &[5]);
+        assert_eq!(
+            ended,
+            sorted(vec![pair(8197, 8), pair(9, 10)]),
+            "5–6 ended with 5's removal; 8197–8 and 9–10 end now"
+        );
+        assert_eq!(
+            started,
+            vec![pair(9, 11)],
+            "4101–7 goes on touching: no new start"
         );
     }
 }
