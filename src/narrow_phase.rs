@@ -294,6 +294,9 @@ pub(crate) fn diff_contacts(
     mut started: impl FnMut(&PairContact),
     mut ended: impl FnMut(&PairContact),
 ) {
+    // With no collider removed, no pair is asked about: asking `RemovedColliders` all the same (two
+    // tests of its bits a pair in both lists), the events stage of W1 at 10,000 colliders took 0.032 to
+    // 0.033 ms against 0.019 to 0.020 ms (three alternating runs each).
     if removed.is_empty() {
         merge_pairs(previous, current, |pair, found| match found {
             FoundIn::Current => started(pair),
