@@ -24,6 +24,7 @@ mod drift;
 mod gather;
 mod grid;
 mod moved;
+mod step_sample;
 
 use bevy::math::Vec4Swizzles;
 use bevy::math::bounding::Aabb2d;
@@ -43,6 +44,7 @@ use drift::{Drift, DriftSource, DriftTarget, EscapeChecks, TableRows, take_drift
 use gather::{GatherTarget, Gathered, GatheredCollider, gather_colliders};
 use grid::{Bounds, UniformGrid};
 use moved::MovedSinceBuild;
+use step_sample::StepSample;
 
 /// The grid is kept while at most one collider in this many has moved since it was built.
 pub const MOVED_SHARE: usize = 8;
@@ -109,8 +111,10 @@ pub struct BroadPhase {
     /// How many updates kept the grid since the last build, and how many kept the one before it.
     kept_since_build: usize,
     kept_build_before: usize,
-    /// How many builds to come leave their boxes as they are.
+    /// How many builds to come leave their boxes as they are, unless `step_sample` tells otherwise.
     plain_builds_left: usize,
+    /// A sample of the last plain build's boxes, which tells the next build whether to grow its boxes.
+    step_sample: StepSample,
     /// Whether this update's attempt to keep the grid found, in its sample, too many colliders out of
     /// their grown boxes (rather than a collider in another table or with other layers).
     sample_escaped: bool,
@@ -262,15 +266,29 @@ impl BroadPhase {
     /// over those whose boxes overlap; other builds (the first, or after colliders came, went or
     /// changed) leave the boxes as they are, and keep nothing. When the last grown build was not kept
     /// for a single update because too many colliders left their boxes (everything teleports every
-    /// update), the next [`PLAIN_BUILDS`] builds brought by moves leave the boxes as they are too; not
-    /// when a collider changed layers or tables (see [`Self::update_drifted`]).
+    /// update), the builds brought by moves leave the boxes as they are too (not when a collider
+    /// changed layers or tables, see [`Self::update_drifted`]), until a sample of the colliders shows
+    /// them staying within grown boxes from one update to the next ([`StepSample`]). Where the sample
+    /// cannot tell, a build grows its boxes after [`PLAIN_BUILDS`] plain ones.
     fn build_grid(&mut self, after_moves: bool) {
         if self.grown && self.kept_since_build == 0 && self.sample_escaped {
             self.plain_builds_left = PLAIN_BUILDS;
         }
+        if after_moves && self.plain_builds_left > 0 {
+            match self.step_sample.stayed_within(&self.build.gathered) {
+                Some(true) => self.plain_builds_left = 0,
+                Some(false) => self.plain_builds_left = PLAIN_BUILDS,
+                None => {}
+            }
+        }
         self.grown = after_moves && self.plain_builds_left == 0;
         if after_moves {
             self.plain_builds_left = self.plain_builds_left.saturating_sub(1);
+        }
+        if self.plain_builds_left > 0 {
+            self.step_sample.record(&self.build.gathered);
+        } else {
+            self.step_sample.clear();
         }
         self.kept_build_before = core::mem::take(&mut self.kept_since_build);
         let Self {
@@ -595,7 +613,7 @@ impl GridBuild {
         aabbs.clear();
         aabbs.extend(gathered.iter().map(|collider| collider.aabb));
         if grow {
-            let margin = drift_margin(aabbs, margin_sample);
+            let margin = drift_margin(aabbs.iter(), margin_sample);
             for aabb in aabbs.iter_mut() {
                 aabb.min -= margin;
                 aabb.max += margin;
@@ -735,11 +753,14 @@ fn push_overlapping(pairs: &[(u32, u32)], boxes: &[Bounds], out: &mut Vec<(u32, 
 /// How far each box of a build is grown, so that the grid holds while colliders drift within it: a
 /// share ([`DRIFT_MARGIN_SHARE`]) of the median size of a sample of `aabbs`; `sample` is a buffer kept
 /// between calls.
-fn drift_margin(aabbs: &[Aabb2d], sample: &mut Vec<f32>) -> f32 {
+fn drift_margin<'a>(
+    aabbs: impl ExactSizeIterator<Item = &'a Aabb2d>,
+    sample: &mut Vec<f32>,
+) -> f32 {
     let stride = (aabbs.len() / MARGIN_SAMPLES).max(1);
     sample.clear();
     sample.extend(
-        (aabbs.iter().step_by(stride))
+        (aabbs.step_by(stride))
             .map(|aabb| (aabb.max - aabb.min).max_element())
             .filter(|size| size.is_finite()),
     );
@@ -922,13 +943,20 @@ mod tests {
         let aabbs: Vec<Aabb2d> = [5.0, f32::NAN, 1.0, 4.0, f32::INFINITY, 2.0, 3.0]
             .map(square)
             .to_vec();
-        assert_eq!(drift_margin(&aabbs, &mut sample), 3.0 * DRIFT_MARGIN_SHARE);
+        assert_eq!(
+            drift_margin(aabbs.iter(), &mut sample),
+            3.0 * DRIFT_MARGIN_SHARE
+        );
         // Of many boxes, a sample: sizes 0 to 999 give a median near 500.
         let many: Vec<Aabb2d> = (0..1000).map(|size| square(size as f32)).collect();
-        let margin = drift_margin(&many, &mut sample) / DRIFT_MARGIN_SHARE;
+        let margin = drift_margin(many.iter(), &mut sample) / DRIFT_MARGIN_SHARE;
         assert!((450.0..550.0).contains(&margin), "median size {margin}");
-        assert_eq!(drift_margin(&[], &mut sample), 0.0, "no boxes, no margin");
-        assert_eq!(drift_margin(&[square(f32::NAN)], &mut sample), 0.0);
+        assert_eq!(
+            drift_margin([].iter(), &mut sample),
+            0.0,
+            "no boxes, no margin"
+        );
+        assert_eq!(drift_margin([square(f32::NAN)].iter(), &mut sample), 0.0);
     }
 
     #[test]
@@ -962,7 +990,7 @@ mod tests {
             "the first build is brought by new colliders, not by moves"
         );
         // Every collider jumps every update: no grown build is kept. The first build brought by the
-        // jumps grows its boxes, the next 16 do not, the 18th does, and so on.
+        // jumps grows its boxes; the others do not, as the colliders keep jumping beyond them.
         let mut grown_builds = Vec::new();
         for frame in 1..=40 {
             let jump = |k: usize| Vec2::new(((k * 7 + frame * 13) % 200) as f32 * 3.0, 0.0);
@@ -972,14 +1000,40 @@ mod tests {
                 grown_builds.push(frame);
             }
         }
-        assert_eq!(grown_builds, [1, 18, 35]);
-        // Drifting from there: once the plain builds are done, grown builds are kept again.
-        let mut kept = 0;
-        for frame in 0..40 {
-            let drift = |k: usize| Vec2::new(k as f32 * 3.0 + frame as f32 * 0.01, 0.0);
-            kept += usize::from(!update(&mut app, &drift).0);
+        assert_eq!(grown_builds, [1]);
+        // Drifting from there: the first update still finds them far from where they were, the second
+        // finds them near and grows the boxes, and the updates after keep that build.
+        let drift =
+            |frame: usize| move |k: usize| Vec2::new(k as f32 * 3.0 + frame as f32 * 0.01, 0.0);
+        assert_eq!(update(&mut app, &drift(0)), (true, false));
+        assert_eq!(update(&mut app, &drift(1)), (true, true));
+        for frame in 2..10 {
+            assert_eq!(
+                update(&mut app, &drift(frame)),
+                (false, true),
+                "frame {frame}"
+            );
         }
-        assert!(kept > 20, "the grid was kept {kept} times in 40 updates");
+        // Where the sample cannot tell, as the colliders change tables every update, a build grows its
+        // boxes after 16 plain ones.
+        #[derive(Component)]
+        struct Marked;
+        let mut grown_builds = Vec::new();
+        for frame in 1..=40 {
+            for (k, &collider) in colliders.iter().enumerate() {
+                let mut collider = app.world_mut().entity_mut(collider);
+                if (k + frame) % 2 == 0 {
+                    collider.insert(Marked);
+                } else {
+                    collider.remove::<Marked>();
+                }
+            }
+            let jump = |k: usize| Vec2::new(((k * 7 + frame * 13) % 200) as f32 * 3.0, 0.0);
+            if update(&mut app, &jump).1 {
+                grown_builds.push(frame);
+            }
+        }
+        assert_eq!(grown_builds, [1, 18, 35]);
     }
 
     fn circle_box(x: f32, y: f32, radius: f32) -> Aabb2d {
