@@ -10,16 +10,16 @@ use super::{MOVED_SHARE, drift_margin};
 /// How many gathered colliders [`StepSample`] keeps, at most.
 const STEP_SAMPLES: usize = 64;
 
-/// The boxes of a strided sample of the gathered colliders, as one build found them, to tell at the next
-/// whether a build that grew its boxes then would have been kept until now.
+/// The boxes of a strided sample of the gathered colliders, as one build found them, to tell at the
+/// next whether a build that grew its boxes then would have been kept until now.
 ///
 /// After a grown build that was not kept for a single update (colliders that teleport), the broad phase
-/// builds without growing its boxes (`BroadPhase::build_grid`). The sample tells
-/// it when to grow them again: once the colliders stay within grown boxes from one update to the next.
-/// Before it, the broad phase tried a grown build every seventeenth update. On workload W5 (10,000
-/// colliders teleported every update) each such update took the broad phase 0.84 ms against 0.33 ms,
-/// and the pipeline's p99 was 1.52 to 1.59 ms; with the sample it is 1.17 to 1.18 ms, for a median of
-/// 1.04 ms (three alternating runs each).
+/// builds without growing its boxes (`BroadPhase::build_grid`). The sample tells it when to grow them
+/// again: once the colliders stay within grown boxes from one update to the next. Before it, the broad
+/// phase tried a grown build every seventeenth update. On workload W5 (10,000 colliders teleported
+/// every update) each such update took the broad phase 0.84 ms against 0.33 ms, and the pipeline's p99
+/// was 1.52 to 1.59 ms; with the sample it is 1.17 to 1.18 ms, for a median of 1.04 ms (three
+/// alternating runs each).
 #[derive(Debug, Default)]
 pub(super) struct StepSample {
     /// Each sampled collider's index among the gathered ones, its entity, and its box.
@@ -45,15 +45,15 @@ impl StepSample {
     }
 
     /// Whether the sampled colliders that `gathered` holds at the same index stayed within their
-    /// recorded boxes grown as a build would grow them ([`drift_margin`] of the recorded boxes), all but
-    /// one in `2 * MOVED_SHARE` at most: half the share of moved colliders with which the broad phase
-    /// keeps a grown build, so that a world whose colliders step about as far as the margin does not
-    /// try a grown build on every other update. `None` when fewer than half the sample are found where
-    /// they were (colliders came, went or changed tables), or nothing was sampled.
+    /// recorded boxes grown as a build would grow them ([`drift_margin`] of the recorded boxes), all
+    /// but one in `2 * MOVED_SHARE` at most: half the share of moved colliders with which the broad
+    /// phase keeps a grown build, so that a world whose colliders step about as far as the margin does
+    /// not try a grown build on every other update. `None` when fewer than half the sample are found
+    /// where they were (colliders came, went or changed tables), or nothing was sampled.
     ///
     /// The margin comes from the sample, not from `gathered`, whose sampled boxes lie far apart in
-    /// memory: on W5 the broad phase took 0.341 to 0.343 ms with a margin worked out from `gathered`
-    /// as a build does, against 0.310 to 0.312 ms this way (three alternating runs each).
+    /// memory: on W5 the broad phase took 0.341 to 0.343 ms with a margin worked out from `gathered` as
+    /// a build does, against 0.310 to 0.312 ms this way (three alternating runs each).
     pub(super) fn stayed_within(&mut self, gathered: &[GatheredCollider]) -> Option<bool> {
         let margin = drift_margin(self.boxes.iter().map(|(.., aabb)| aabb), &mut self.sizes);
         let (mut found, mut left) = (0, 0);
@@ -101,7 +101,7 @@ mod tests {
         sample.record(&row(1000, at(0.0)));
         assert_eq!(sample.boxes.len(), 63, "every sixteenth of 1,000");
         assert_eq!(sample.stayed_within(&row(1000, at(0.0))), Some(true));
-        // Steps up to the margin, a tenth of the squares' side of 2, stay within, touching the grown box's
+        // Steps up to the margin, a tenth of the squares' side of 2, stay within, on the grown box's
         // edge included.
         assert_eq!(sample.stayed_within(&row(1000, at(0.2))), Some(true));
         assert_eq!(sample.stayed_within(&row(1000, at(-0.2))), Some(true));
