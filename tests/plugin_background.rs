@@ -61,6 +61,10 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
     // in the background: each must build the grid in the update, not keep the new one.
     let mut changes = vec!["layers", "table", "disable", "despawn"].into_iter();
     let (mut in_background, mut built, mut after_background) = (0, 0, false);
+    // Until a collider goes to a table of its own, the updates that keep the grid read the colliders in
+    // their table, also those that start a build in the background (which gathers them from a copy of
+    // the entries, on its own thread).
+    let (mut one_table, mut in_background_from_one_table) = (true, 0);
     // Each update changes, if any change is due, a collider of its own.
     for (frame, &changed) in colliders.iter().enumerate().take(60).skip(1) {
         let change = if after_background && frame > 10 {
@@ -84,7 +88,14 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
             }
             None => {}
         }
+        one_table &= change != Some("table");
         let diagnostics = update_and_match_the_sweep(&mut app, frame);
+        assert!(
+            !(one_table && !diagnostics.grid_built && diagnostics.colliders_gathered),
+            "frame {frame}: colliders in one table are not gathered to keep the grid"
+        );
+        in_background_from_one_table +=
+            usize::from(one_table && diagnostics.grid_built_in_background);
         assert!(
             diagnostics.touching_pairs > count / 2,
             "frame {frame}: pairs to find"
@@ -102,6 +113,10 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
         built += usize::from(diagnostics.grid_built);
     }
     assert!(changes.next().is_none(), "every change was made");
+    assert!(
+        in_background_from_one_table >= 3,
+        "{in_background_from_one_table} grids built in the background from colliders in one table"
+    );
     // The first builds are brought by the spawn and by the first moves, then one by each change.
     assert!(
         in_background >= 8 && built <= 7,

@@ -112,6 +112,36 @@ pub(super) fn gather_colliders(colliders: &ActiveColliders, target: GatherTarget
     gathered
 }
 
+/// Fills `target` as [`gather_colliders`] would from the one table that holds every collider, from the
+/// entries of a build that read its colliders there instead: `entries` in the build's order, `rows`
+/// each entry's row in that table (the build's order, a permutation of the rows), and `layers` the
+/// entries' layers, empty when the build kept none. So a build in the background started by an update
+/// that read the colliders in their table (`background.rs`) gathers them on its own thread, from a copy
+/// of the entries.
+pub(super) fn gather_from_entries(
+    entries: &[ColliderEntry],
+    rows: &[u32],
+    layers: &[CollisionLayers],
+    target: GatherTarget,
+) {
+    let GatherTarget {
+        colliders,
+        layers: gathered_layers,
+    } = target;
+    colliders.resize(entries.len(), PLACEHOLDER);
+    for (entry, &row) in entries.iter().zip(rows) {
+        colliders[row as usize] = GatheredCollider {
+            entry: *entry,
+            aabb: padded(entry.shape.aabb()),
+        };
+    }
+    gathered_layers.clear();
+    gathered_layers.resize(layers.len(), CollisionLayers::ALL);
+    for (&layers, &row) in layers.iter().zip(rows) {
+        gathered_layers[row as usize] = layers;
+    }
+}
+
 /// What fills the arrays' new elements before a gather writes them.
 const PLACEHOLDER: GatheredCollider = GatheredCollider {
     entry: ColliderEntry {
@@ -215,6 +245,7 @@ fn gather_rows_split(pool: &TaskPool, rows: Rows, slots: Slots) -> (usize, bool)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::geometry::WorldRotatedRect;
     use bevy::tasks::TaskPoolBuilder;
 
     /// Gathers `rows` on one thread and split over a pool of four, into fresh arrays.
@@ -241,6 +272,72 @@ mod tests {
             let entries = colliders.iter().map(|collider| collider.entry).collect();
             (entries, count, layered)
         })
+    }
+
+    #[test]
+    fn a_gather_from_entries_writes_what_a_gather_of_their_table_writes() {
+        let count = 300u32;
+        let entities: Vec<Entity> = (0..count)
+            .map(|i| Entity::from_raw_u32(i + 1).unwrap())
+            .collect();
+        let shape = |i: u32| match i % 3 {
+            0 => WorldShape::Circle(WorldCircle::new(Vec2::new(i as f32, 1.0), 0.5)),
+            _ => WorldShape::RotatedRect(WorldRotatedRect::new(
+                Vec2::new(-(i as f32), 3.0),
+                Vec2::new(1.0 + (i % 5) as f32, 2.0),
+                Rot2::radians(0.1 * i as f32),
+            )),
+        };
+        let shapes: Vec<ColliderWorldShape> = (0..count)
+            .map(|i| ColliderWorldShape(Some(shape(i))))
+            .collect();
+        let table_layers: Vec<CollisionLayers> = (0..count)
+            .map(|i| CollisionLayers::new(1 << (i % 4), 0b1111))
+            .collect();
+        let rows = Rows {
+            entities: &entities,
+            shapes: &shapes,
+            layers: &table_layers,
+        };
+        let mut from_table = vec![PLACEHOLDER; count as usize];
+        let mut from_table_layers = vec![CollisionLayers::ALL; count as usize];
+        let slots = Slots {
+            colliders: &mut from_table,
+            layers: &mut from_table_layers,
+        };
+        assert_eq!(gather_rows(rows, slots), (count as usize, true));
+        // The entries in a build's order: row 7k mod 300 in slot k (7 is prime to 300).
+        let order: Vec<u32> = (0..count).map(|k| k * 7 % count).collect();
+        let entries: Vec<ColliderEntry> = order
+            .iter()
+            .map(|&row| from_table[row as usize].entry)
+            .collect();
+        let layers: Vec<CollisionLayers> = order
+            .iter()
+            .map(|&row| table_layers[row as usize])
+            .collect();
+        // Arrays of another length, left from an earlier gather.
+        let (mut gathered, mut gathered_layers) = (vec![PLACEHOLDER; 500], Vec::new());
+        let target = GatherTarget {
+            colliders: &mut gathered,
+            layers: &mut gathered_layers,
+        };
+        gather_from_entries(&entries, &order, &layers, target);
+        assert_eq!(gathered.len(), from_table.len());
+        for (row, (ours, theirs)) in gathered.iter().zip(&from_table).enumerate() {
+            assert_eq!(ours.entry.entity, theirs.entry.entity, "row {row}");
+            assert_eq!(ours.entry.shape, theirs.entry.shape, "row {row}");
+            assert_eq!(ours.aabb, theirs.aabb, "row {row}");
+        }
+        assert_eq!(gathered_layers, from_table_layers);
+        // Without layers kept, none are written.
+        let target = GatherTarget {
+            colliders: &mut gathered,
+            layers: &mut gathered_layers,
+        };
+        gather_from_entries(&entries, &order, &[], target);
+        assert!(gathered_layers.is_empty());
+        assert_eq!(gathered[7].entry.entity, entities[7]);
     }
 
     #[test]

@@ -26,6 +26,8 @@ mod grid;
 mod moved;
 mod step_sample;
 
+use std::sync::Arc;
+
 use bevy::math::Vec4Swizzles;
 use bevy::math::bounding::Aabb2d;
 use bevy::prelude::*;
@@ -207,7 +209,7 @@ impl BroadPhase {
         let drifted = moves_alone
             && self.grown
             && match self.rows_in_place(colliders, layers_changed) {
-                Some(rows) => self.update_drifted(DriftFrom::Table(rows, colliders)),
+                Some(rows) => self.update_drifted(DriftFrom::Table(rows)),
                 None => {
                     self.gather(colliders);
                     self.update_drifted(DriftFrom::Gathered)
@@ -323,7 +325,7 @@ impl BroadPhase {
         let count = self.build.entries.len();
         let colliders = match from {
             DriftFrom::Gathered => self.build.gathered.len(),
-            DriftFrom::Table(rows, _) => rows.len(),
+            DriftFrom::Table(rows) => rows.len(),
         };
         if count == 0 || colliders != count {
             return false;
@@ -360,7 +362,7 @@ impl BroadPhase {
             ..
         } = &mut self.build;
         let target = DriftTarget {
-            entries,
+            entries: Arc::make_mut(entries).as_mut_slice(),
             slot_bounds: &mut self.slot_bounds,
             order,
         };
@@ -377,9 +379,7 @@ impl BroadPhase {
                     &mut self.task_escaped,
                 )
             }
-            DriftFrom::Table(rows, _) => {
-                take_rows(rows, row_slots, checks, target, &mut self.escaped)
-            }
+            DriftFrom::Table(rows) => take_rows(rows, row_slots, checks, target, &mut self.escaped),
         };
         match drift {
             Drift::Taken => {}
@@ -405,11 +405,13 @@ impl BroadPhase {
             self.kept_since_build,
             self.kept_build_before,
         ) {
-            // A build reads gathered colliders.
-            if let DriftFrom::Table(_, tables) = from {
-                self.gather(tables);
+            match from {
+                DriftFrom::Gathered => self.start_background_build(),
+                // The colliders read in their table: the build gathers them from the entries.
+                DriftFrom::Table(..) => self
+                    .background
+                    .start_from_entries(self.layered, &self.build),
             }
-            self.start_background_build();
         }
         self.find_moved_pairs();
         let build = &self.build;
@@ -462,8 +464,9 @@ impl BroadPhase {
                 _ => return false,
             }
         }
+        let entries = Arc::make_mut(&mut self.build.entries);
         for &(slot, shape) in &self.moved_shapes {
-            self.build.entries[slot].shape = shape;
+            entries[slot].shape = shape;
             self.build.moved.mark(slot);
         }
         self.find_moved_pairs();
@@ -572,8 +575,10 @@ pub(crate) struct GridBuild {
     /// When [`Self::order_indexes_rows`], for each row: its slot (the inverse of `order`), and the
     /// entity and grown box the build put in that slot.
     row_slots: Vec<RowSlot>,
-    /// The colliders taking part, in the grid's order; their shapes are this update's.
-    pub(crate) entries: Vec<ColliderEntry>,
+    /// The colliders taking part, in the grid's order; their shapes are this update's. Shared with a
+    /// build in the background that starts from them (`background.rs`) until it has gathered them: a
+    /// change meanwhile, where that build is dropped unbegun and begins after all, copies them first.
+    pub(crate) entries: Arc<Vec<ColliderEntry>>,
     /// Each entry's layers, in the entries' order; empty unless layered.
     layers: Vec<CollisionLayers>,
     /// The pairs whose boxes overlap and whose layers allow them, as slots of the entries: those of the
@@ -623,6 +628,7 @@ impl GridBuild {
         grid.fit(aabbs);
         grid.sort(aabbs, order);
         let pool = pool_for(gathered.len(), REORDER_PARALLEL_THRESHOLD);
+        let entries = Arc::make_mut(entries);
         gather_in_order(pool, gathered, order, entries, |collider| collider.entry);
         if layered {
             gather_in_order(pool, gathered_layers, order, layers, |&layers| layers);
@@ -794,8 +800,8 @@ const MOVED_LOOKUP_AHEAD: usize = 8;
 enum DriftFrom<'a> {
     /// From this update's gather.
     Gathered,
-    /// From the rows of the one table that holds them, which `ActiveColliders` reads.
-    Table(TableRows<'a>, &'a ActiveColliders<'a, 'a>),
+    /// From the rows of the one table that holds them.
+    Table(TableRows<'a>),
 }
 
 /// The rows of the one table that holds every collider of `colliders`, if exactly one table has rows
