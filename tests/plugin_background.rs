@@ -62,8 +62,8 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
     let mut changes = vec!["layers", "table", "disable", "despawn"].into_iter();
     let (mut in_background, mut built, mut after_background) = (0, 0, false);
     // Until a collider goes to a table of its own, the updates that keep the grid read the colliders in
-    // their table, also those that start a build in the background (which gathers them from a copy of
-    // the entries, on its own thread).
+    // their table, also those that start a build in the background (which gathers them from the
+    // update's entries, on its own thread).
     let (mut one_table, mut in_background_from_one_table) = (true, 0);
     // Each update changes, if any change is due, a collider of its own.
     for (frame, &changed) in colliders.iter().enumerate().take(60).skip(1) {

@@ -87,8 +87,8 @@ pub(super) struct BackgroundBuild {
     begun: Arc<AtomicU64>,
 }
 
-/// The buffers of a build in the background: the build's, and the copy of the entries it starts from
-/// when the update that started it read the colliders in their table.
+/// The buffers of a build in the background: the build's, and the entries it starts from when the
+/// update that started it read the colliders in their table.
 #[derive(Debug, Default)]
 struct Job {
     build: GridBuild,

@@ -116,8 +116,8 @@ pub(super) fn gather_colliders(colliders: &ActiveColliders, target: GatherTarget
 /// entries of a build that read its colliders there instead: `entries` in the build's order, `rows`
 /// each entry's row in that table (the build's order, a permutation of the rows), and `layers` the
 /// entries' layers, empty when the build kept none. So a build in the background started by an update
-/// that read the colliders in their table (`background.rs`) gathers them on its own thread, from a copy
-/// of the entries.
+/// that read the colliders in their table (`background.rs`) gathers them on its own thread, from that
+/// update's entries.
 pub(super) fn gather_from_entries(
     entries: &[ColliderEntry],
     rows: &[u32],
