@@ -118,10 +118,8 @@ impl BackgroundBuild {
     /// colliders; does nothing without an async compute task pool, or on the web, where the next update
     /// could not wait for it.
     pub(super) fn start(&mut self, layered: bool, fill: impl FnOnce(&mut GridBuild)) {
-        self.spawn(layered, |job| {
-            job.kept.entries = None;
-            fill(&mut job.build);
-        });
+        // The job's entries are `None` here: a build lets go of them before it ends.
+        self.spawn(layered, |job| fill(&mut job.build));
     }
 
     /// Starts a build that grows the boxes over the colliders of `kept`'s entries, where this update

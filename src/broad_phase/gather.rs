@@ -1,6 +1,7 @@
 //! Gathering the colliders that take part in a full build from Bevy's tables into the broad phase's
 //! arrays: each valid collider's entry with its padded bounding box ([`GatheredCollider`]), and its
-//! layers, in the tables' order.
+//! layers, in the tables' order. A build in the background gathers them instead from the entries of
+//! the update that started it, where that update read them in their table ([`gather_from_entries`]).
 //!
 //! The tables are read as slices (Bevy's contiguous iteration): on workload W1 at 10,000 colliders the
 //! broad phase took 0.340 ms against 0.357 ms through the query one collider at a time. A large table is
