@@ -142,9 +142,11 @@ pub(crate) fn report_collision_changes(
     let (started, ended, set_changes) = &mut *buffers;
     started.clear();
     ended.clear();
+    diagnostics.compared_pairs = 0;
     // When nothing changed, the narrow phase kept its contacts and nothing started or ended.
     if !contacts.unchanged {
         let (previous, current) = contacts.changes();
+        diagnostics.compared_pairs = previous.len() + current.len();
         crate::narrow_phase::diff_contacts(
             previous,
             current,

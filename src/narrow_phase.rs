@@ -5,6 +5,7 @@ use bevy::prelude::*;
 
 mod by_kind;
 mod contact_sort;
+mod ranked_changes;
 mod settled;
 
 pub(crate) use by_kind::KindGroups;
@@ -170,7 +171,17 @@ impl Contacts {
     /// The pairs the last tested update compares, both sorted: those it may have changed as they were
     /// the update before, and as they are now. A pair only in the first ended; one only in the second
     /// started.
+    ///
+    /// Where that update and the one before placed their pairs by the ranks of one build, and no
+    /// collider was removed since (whose pairs [`diff_contacts`] looks for in both lists), these are
+    /// the few pairs at ranks marked in one update only, with both updates' moved pairs
+    /// ([`RankedChanges`](ranked_changes::RankedChanges)); otherwise the whole lists.
     pub(crate) fn changes(&self) -> (&[PairContact], &[PairContact]) {
+        if let Some(changes) = self.by_kind.ranked_changes.changes()
+            && self.removed.is_empty()
+        {
+            return changes;
+        }
         let now = if self.tested_all {
             self.settled.all()
         } else {
@@ -230,6 +241,7 @@ pub(crate) fn find_contacts(
     let pool = pool_for(candidates.len(), PARALLEL_THRESHOLD);
     match pool {
         Some(pool) => {
+            by_kind.ranked_changes.forget();
             let chunk_len = candidates.len().div_ceil(pool.thread_num().max(1) * 4);
             let mut buffers = core::mem::take(chunks);
             buffers.resize_with(candidates.len().div_ceil(chunk_len), Default::default);
@@ -265,9 +277,22 @@ pub(crate) fn find_contacts(
                     radix_sort_by_key(current, sort_scratch, PairContact::sort_key);
                     core::mem::swap(current, sort_scratch);
                     current.clear();
-                    by_kind.test_grouped(grouped, groups, entries, mode, sort_scratch, current);
+                    let every_candidate = !incremental;
+                    let moved = &*sort_scratch;
+                    by_kind.test_grouped(
+                        grouped,
+                        groups,
+                        entries,
+                        mode,
+                        moved,
+                        every_candidate,
+                        current,
+                    );
                 }
-                None => sort_contacts(current, sort_scratch, sort_starts),
+                None => {
+                    by_kind.ranked_changes.forget();
+                    sort_contacts(current, sort_scratch, sort_starts);
+                }
             }
         }
     }

@@ -65,6 +65,8 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
     // their table, also those that start a build in the background (which gathers them from the
     // update's entries, on its own thread).
     let (mut one_table, mut in_background_from_one_table) = (true, 0);
+    // The updates whose events compared only the pairs whose rank in the kept grid changed.
+    let mut compared_by_rank = 0;
     // Each update changes, if any change is due, a collider of its own.
     for (frame, &changed) in colliders.iter().enumerate().take(60).skip(1) {
         let change = if after_background && frame > 10 {
@@ -108,11 +110,21 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
             !(diagnostics.grid_built && diagnostics.grid_built_in_background),
             "frame {frame}: a grid taken in from the background is not built again"
         );
+        let compared_all = diagnostics.compared_pairs >= diagnostics.touching_pairs;
+        assert!(
+            compared_all || !(diagnostics.grid_built || diagnostics.grid_built_in_background),
+            "frame {frame}: a new grid's pairs are compared with the last update's whole"
+        );
+        compared_by_rank += usize::from(!compared_all);
         after_background = diagnostics.grid_built_in_background;
         in_background += usize::from(diagnostics.grid_built_in_background);
         built += usize::from(diagnostics.grid_built);
     }
     assert!(changes.next().is_none(), "every change was made");
+    assert!(
+        compared_by_rank >= 20,
+        "{compared_by_rank} updates compared the pairs whose rank in the kept grid changed"
+    );
     assert!(
         in_background_from_one_table >= 3,
         "{in_background_from_one_table} grids built in the background from colliders in one table"
