@@ -114,22 +114,21 @@ impl TestsByKind {
             }
         }
         debug_assert_eq!(start, candidates.len(), "the groups cover the candidates");
-        let moved_pairs = moved;
-        let mut moved = moved.iter().peekable();
+        let mut moved_left = moved.iter().peekable();
         for (word_index, &word) in ranked.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
                 let pair = &by_rank[word_index * 64 + bits.trailing_zeros() as usize];
                 bits &= bits - 1;
-                while let Some(earlier) = moved.next_if(|m| m.sort_key() < pair.sort_key()) {
+                while let Some(earlier) = moved_left.next_if(|m| m.sort_key() < pair.sort_key()) {
                     out.push(*earlier);
                 }
                 out.push(*pair);
             }
         }
-        out.extend(moved);
+        out.extend(moved_left);
         if every_candidate {
-            ranked_changes.record(groups.ranking_number, ranked, by_rank, moved_pairs);
+            ranked_changes.record(groups.ranking_number, ranked, by_rank, moved);
         } else {
             ranked_changes.forget();
         }
