@@ -59,9 +59,9 @@ pub struct CollisionDiagnostics {
     /// despawned since the previous update.
     pub ended: usize,
     /// Pairs the events stage compared to find what started and ended: last update's touching pairs
-    /// and this update's, or, where both updates kept the same grid, only those that touch in one of
-    /// them at the grid's rank of pairs and those of colliders that left their grown boxes. See the
-    /// crate's README, "Performance".
+    /// and this update's, or, where both updates kept the same grid, only the pairs of that grid that
+    /// touch in one update of the two and both updates' pairs of colliders that left their grown boxes.
+    /// See the crate's README, "Performance".
     pub compared_pairs: usize,
     /// Time per stage.
     pub timings: StageTimings,

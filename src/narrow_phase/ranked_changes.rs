@@ -33,10 +33,11 @@ pub(super) struct RankedChanges {
     /// The pairs of this update marked at ranks the last update did not mark, and this update's moved
     /// pairs: sorted.
     now: Vec<PairContact>,
-    /// What the last update that placed its pairs by rank left: its ranking, marks and moved pairs.
-    /// `None` when the last update did not.
+    /// The ranking the last update placed its pairs by; `None` when it did not.
     last: Option<u64>,
+    /// The ranks the last update marked, a bit a rank.
     last_marks: Vec<u64>,
+    /// The last update's other touching pairs (those of colliders moved since the build), sorted.
     last_moved: Vec<PairContact>,
     /// The merges' buffer.
     scratch: Vec<PairContact>,
