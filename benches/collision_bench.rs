@@ -247,6 +247,8 @@ struct Report {
     ended: usize,
     touching: usize,
     candidates: usize,
+    /// The pairs the events stage compared each frame (`CollisionDiagnostics::compared_pairs`).
+    compared: Vec<usize>,
     /// The pipeline's time on frames on which the broad phase built its grid anew, and on the others.
     pipeline_when_built: Vec<Duration>,
     pipeline_when_kept: Vec<Duration>,
@@ -307,6 +309,7 @@ fn run(
         ended: 0,
         touching: 0,
         candidates: 0,
+        compared: Vec::new(),
         pipeline_when_built: Vec::new(),
         pipeline_when_kept: Vec::new(),
         built_in_background: 0,
@@ -342,6 +345,7 @@ fn run(
         report.ended += d.ended;
         report.touching = d.touching_pairs;
         report.candidates = d.candidate_pairs;
+        report.compared.push(d.compared_pairs);
         report.built_in_background += usize::from(d.grid_built_in_background);
         report.gathered += usize::from(d.colliders_gathered);
         if d.grid_built {
@@ -390,6 +394,7 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
     );
     report.allocations.sort_unstable();
     report.pipeline_allocations.sort_unstable();
+    report.compared.sort_unstable();
     let summary = Summary {
         pipeline,
         pipeline_p99,
@@ -400,13 +405,14 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
         starts_per_frame: report.started as f64 / frames as f64,
     };
     println!(
-        "  allocations per frame: median {} in the pipeline, {} in the whole app.update   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}",
+        "  allocations per frame: median {} in the pipeline, {} in the whole app.update   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}   compared: median {}",
         summary.pipeline_allocations,
         summary.allocations,
         report.candidates,
         report.touching,
         summary.starts_per_frame,
         report.ended as f64 / frames as f64,
+        report.compared[report.compared.len() / 2],
     );
     let built = report.pipeline_when_built.len();
     if built > 0 && built < frames {
