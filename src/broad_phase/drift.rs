@@ -188,12 +188,14 @@ fn take_slots_of_runs(
 ) -> Drift {
     escaped.clear();
     let escaped_count = &AtomicUsize::new(0);
-    let outcome = |taken: bool| match taken {
-        true => Drift::Taken,
-        false if escaped_count.load(Ordering::Relaxed) > source.checks.room => {
+    let outcome = |taken: bool| {
+        if taken {
+            Drift::Taken
+        } else if escaped_count.load(Ordering::Relaxed) > source.checks.room {
             Drift::TooManyEscaped
+        } else {
+            Drift::NotTaken
         }
-        false => Drift::NotTaken,
     };
     let Some(pool) = pool else {
         return outcome(take_run(source, 0, target, escaped_count, escaped));
