@@ -113,6 +113,9 @@ pub struct BroadPhase {
     /// How many updates kept the grid since the last build, and how many kept the one before it.
     kept_since_build: usize,
     kept_build_before: usize,
+    /// Whether the build running in the background started late, once its wave of escapes had begun
+    /// ([`background::started_late`]).
+    started_late: bool,
     /// How many builds to come leave their boxes as they are, unless `step_sample` tells otherwise.
     plain_builds_left: usize,
     /// A sample of the last plain build's boxes, which tells the next build whether to grow its boxes.
@@ -399,12 +402,14 @@ impl BroadPhase {
             self.slot_bounds[slot as usize] = Bounds::NOWHERE;
         }
         // Started before the rest of the update's work, which it runs beside.
+        let moved_since_build = self.build.moved.slots().len();
         if background::should_start(
             count,
-            self.build.moved.slots().len(),
+            moved_since_build,
             self.kept_since_build,
             self.kept_build_before,
         ) {
+            self.started_late = background::started_late(count, moved_since_build);
             match from {
                 DriftFrom::Gathered => self.start_background_build(),
                 // The colliders read in their table: the build gathers them from the entries.
@@ -444,7 +449,10 @@ impl BroadPhase {
         // The update's gathered colliders go with the rest: the gather fills them anew.
         core::mem::swap(&mut self.build, job);
         self.grown = true;
-        self.kept_build_before = core::mem::take(&mut self.kept_since_build);
+        // A build that started late counts as kept an update less, so that the next starts an update
+        // before its wave rather than on it.
+        let kept = core::mem::take(&mut self.kept_since_build);
+        self.kept_build_before = kept.saturating_sub(usize::from(self.started_late));
         true
     }
 
@@ -1081,6 +1089,43 @@ mod tests {
                 "two tables: {two_tables}"
             );
         }
+    }
+
+    #[test]
+    fn a_build_started_on_its_wave_of_escapes_brings_the_next_one_an_update_earlier() {
+        // One collider in ten drifts fast enough to leave its grown box (0.1 of the rectangles' size)
+        // on the fifth update after a build's positions, the others too slowly to leave it between
+        // builds. None has left on the update before that wave, so the first build in the background
+        // starts on the wave itself, late: 420 left, more than a quarter of the room for moves. The
+        // build after it starts an update earlier, and so does every build after that.
+        let count = background::SIZES.start + 100;
+        let (mut app, colliders) = row_of_rects(count, false);
+        let mut waves = Vec::new();
+        let mut taken_in = 0;
+        for frame in 0..80 {
+            let speed = |k: usize| if k.is_multiple_of(10) { 0.045 } else { 0.01 };
+            let drift = |k: usize| Vec2::new(k as f32 * 3.0 + frame as f32 * speed(k), 0.0);
+            let (built, _) = place_and_update(&mut app, &colliders, &drift);
+            // The first update builds for the new colliders, the second for the first moves; no later
+            // update builds in the update.
+            assert_eq!(built, frame < 2, "frame {frame}: built in the update");
+            let world = app.world();
+            taken_in += usize::from(
+                world
+                    .resource::<CollisionDiagnostics>()
+                    .grid_built_in_background,
+            );
+            let moved = world.resource::<BroadPhase>().build.moved.slots().len();
+            if background::started_late(count, moved) {
+                waves.push(frame);
+            }
+        }
+        assert!(taken_in >= 15, "builds in the background: {taken_in}");
+        assert_eq!(
+            waves.len(),
+            1,
+            "updates that met a wave of escapes: {waves:?}"
+        );
     }
 
     fn circle_box(x: f32, y: f32, radius: f32) -> Aabb2d {
