@@ -120,18 +120,14 @@ pub(super) fn take_rows(
     let has_escaped = |row_slot: &RowSlot, bounds: Bounds| {
         checks.has_left(row_slot.slot as usize, row_slot.grown, bounds)
     };
-    if worth_sampling(rows.len()) {
-        let sampled = (0..rows.entities.len()).step_by(ESCAPE_SAMPLE_STRIDE);
-        // An invalid collider counts as escaped: the pass stops at it.
-        let sample_escaped = sampled
-            .filter(|&row| {
-                (rows.shape_and_bounds(row))
-                    .is_none_or(|(_, bounds)| has_escaped(&row_slots[row], bounds))
-            })
-            .count();
-        if sample_escaped * ESCAPE_SAMPLE_STRIDE > checks.room {
-            return Drift::TooManyEscaped;
-        }
+    // An invalid collider counts as escaped: the pass stops at it.
+    let row_escaped = |row: usize| {
+        (rows.shape_and_bounds(row)).is_none_or(|(_, bounds)| has_escaped(&row_slots[row], bounds))
+    };
+    if worth_sampling(rows.len())
+        && sample_shows_too_many_escaped(rows.entities.len(), checks.room, row_escaped)
+    {
+        return Drift::TooManyEscaped;
     }
     let DriftTarget {
         entries,
@@ -172,7 +168,14 @@ pub(super) fn take_drifted(
     escaped: &mut Vec<u32>,
     task_escaped: &mut Vec<Vec<u32>>,
 ) -> Drift {
-    if worth_sampling(target.order.len()) && sample_shows_too_many_escaped(source, target.order) {
+    let order = target.order;
+    let slot_escaped = |slot: usize| {
+        let bounds = Bounds::of(&source.gathered[order[slot] as usize].aabb);
+        source.checks.has_escaped(slot, bounds)
+    };
+    if worth_sampling(order.len())
+        && sample_shows_too_many_escaped(order.len(), source.checks.room, slot_escaped)
+    {
         return Drift::TooManyEscaped;
     }
     take_slots_of_runs(pool, source, target, escaped, task_escaped)
@@ -256,19 +259,19 @@ fn worth_sampling(colliders: usize) -> bool {
     !background::SIZES.contains(&colliders)
 }
 
-/// Whether one slot in [`ESCAPE_SAMPLE_STRIDE`] shows more than `room` escaped in all, checked before
-/// [`take_drifted`]: where it does (every sixth update of workload W1 at 1,000 colliders), the pass
-/// over every slot would be spent for nothing. A sample that misjudges builds an update early, or lets
-/// the pass fail.
-fn sample_shows_too_many_escaped(source: DriftSource, order: &[u32]) -> bool {
-    let sampled = (0..order.len()).step_by(ESCAPE_SAMPLE_STRIDE);
-    let escaped = sampled
-        .filter(|&slot| {
-            let bounds = Bounds::of(&source.gathered[order[slot] as usize].aabb);
-            source.checks.has_escaped(slot, bounds)
-        })
-        .count();
-    escaped * ESCAPE_SAMPLE_STRIDE > source.checks.room
+/// Whether one in [`ESCAPE_SAMPLE_STRIDE`] of `count` colliders (`escaped` telling whether the k-th
+/// left its grown box) shows more than `room` escaped in all, checked before the pass of [`take_rows`]
+/// or [`take_drifted`]: where it does (every sixth update of workload W1 at 1,000 colliders), the pass
+/// over every collider would be spent for nothing. A sample that misjudges builds an update early, or
+/// lets the pass fail.
+#[inline]
+fn sample_shows_too_many_escaped(
+    count: usize,
+    room: usize,
+    escaped: impl Fn(usize) -> bool,
+) -> bool {
+    let sampled = (0..count).step_by(ESCAPE_SAMPLE_STRIDE);
+    sampled.filter(|&k| escaped(k)).count() * ESCAPE_SAMPLE_STRIDE > room
 }
 
 impl EscapeChecks<'_> {
