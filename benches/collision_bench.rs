@@ -8,7 +8,9 @@
 //! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --all --compute-threads 2
 //! ```
 //!
-//! `--frames F` times F frames of each run after its warm-up, 200 unless told, at every size.
+//! `--frames F` times F frames of each run after its warm-up, 200 unless told, at every size; F is at
+//! least 1; a count that is not a whole number, or a workload not listed below, is refused with a
+//! message.
 //! `--compute-threads N` gives Bevy's compute task pool N threads; without it the pool has Bevy's
 //! default size, which is one thread on a machine of two cores. `--rounds R` runs every workload R
 //! times, one run of each a round, and ends with a Markdown table of each workload's medians over its
@@ -30,7 +32,8 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    KindOrder, SeededRng, Spawn, flag_value, mean_ms, median_p99, task_pool_plugin, wrapped_step,
+    KindOrder, SeededRng, Spawn, count_flag, flag_value, mean_ms, median_p99, task_pool_plugin,
+    wrapped_step,
 };
 
 /// Counts allocations, to report how many a frame makes.
@@ -470,10 +473,15 @@ fn print_rounds_table(plan: &[(Workload, usize)], runs: &[Vec<Summary>]) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let value = |flag: &str| flag_value(&args, flag);
-    let frames: usize = value("--frames")
-        .and_then(|f| f.parse().ok())
-        .unwrap_or(200);
-    let compute_threads = value("--compute-threads").and_then(|n| n.parse().ok());
+    let count = |flag: &str, default: usize, least: usize| {
+        count_flag(&args, flag, default, least).unwrap_or_else(|error| {
+            eprintln!("collision_bench: {error}");
+            std::process::exit(2);
+        })
+    };
+    let frames = count("--frames", 200, 1);
+    let compute_threads = (args.iter().any(|arg| arg == "--compute-threads"))
+        .then(|| count("--compute-threads", 1, 1));
     let kinds = KindOrder::from_args(&args);
     if kinds == KindOrder::Shuffled {
         println!("kinds in no order (--kinds shuffled)");
@@ -490,16 +498,16 @@ fn main() {
             (Workload::Resting, 10_000),
         ]
     } else {
-        let workload = value("--workload")
-            .and_then(Workload::parse)
-            .unwrap_or(Workload::UniformMoving);
-        let n = value("--n").and_then(|n| n.parse().ok()).unwrap_or(10_000);
+        let workload = value("--workload").map_or(Workload::UniformMoving, |name| {
+            Workload::parse(name).unwrap_or_else(|| {
+                eprintln!("collision_bench: --workload {name}: one of w1, w2, w3, w5, w6 and w7");
+                std::process::exit(2);
+            })
+        });
+        let n = count("--n", 10_000, 0);
         vec![(workload, n)]
     };
-    let rounds: usize = value("--rounds")
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(1)
-        .max(1);
+    let rounds = count("--rounds", 1, 1);
     let mut runs: Vec<Vec<Summary>> = plan.iter().map(|_| Vec::new()).collect();
     // Round by round, every workload once a round: a slow stretch of the machine, which here lasts
     // seconds, falls on one run of each rather than on every run of one.

@@ -220,6 +220,10 @@ pub fn wrapped_step(position: Vec2, velocity: Vec2, dt: f32, side: f32) -> Vec2 
 }
 
 /// The median and the 99th percentile of `samples`, in milliseconds; sorts them.
+///
+/// # Panics
+///
+/// On no samples: the runners ask for at least one frame ([`count_flag`]).
 pub fn median_p99(samples: &mut [Duration]) -> (f64, f64) {
     samples.sort_unstable();
     let at =
@@ -251,6 +255,36 @@ pub fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
         .position(|arg| arg == flag)
         .and_then(|i| args.get(i + 1))
         .map(String::as_str)
+}
+
+/// The count after `flag` on the command line `args`, `default` without the flag, or an error that says
+/// what is wrong when the value is not a whole number or is below `least` (a run of `--frames 0` has no
+/// frame to take a median of).
+///
+/// ```
+/// use bevy_rect_collision_benches::count_flag;
+///
+/// let args = |line: &str| line.split(' ').map(String::from).collect::<Vec<_>>();
+/// assert_eq!(count_flag(&args("bench --frames 300"), "--frames", 200, 1), Ok(300));
+/// assert_eq!(count_flag(&args("bench --n 10"), "--frames", 200, 1), Ok(200));
+/// assert!(count_flag(&args("bench --frames 0"), "--frames", 200, 1).is_err());
+/// assert!(count_flag(&args("bench --frames many"), "--frames", 200, 1).is_err());
+/// assert!(count_flag(&args("bench --frames"), "--frames", 200, 1).is_err());
+/// ```
+pub fn count_flag(
+    args: &[String],
+    flag: &str,
+    default: usize,
+    least: usize,
+) -> Result<usize, String> {
+    if !args.iter().any(|arg| arg == flag) {
+        return Ok(default);
+    }
+    match flag_value(args, flag).map(str::parse::<usize>) {
+        Some(Ok(count)) if count >= least => Ok(count),
+        Some(Ok(count)) => Err(format!("{flag} {count}: at least {least} is needed")),
+        Some(Err(_)) | None => Err(format!("{flag} takes a whole number of at least {least}")),
+    }
 }
 
 /// Bevy's task pools with `compute_threads` threads in the compute pool, or Bevy's default sizes for

@@ -15,7 +15,8 @@
 //! the ratios are given on both measures. `--compute-threads N` gives Bevy's compute task pool N
 //! threads in every app; without it the pool has Bevy's default size (one thread on two cores).
 //! `--kinds shuffled` draws each collider's kind at random instead of in a period of ten
-//! (`KindOrder`).
+//! (`KindOrder`). `--n` and `--frames` are at least 1; a count that is not a whole number is refused
+//! with a message.
 //!
 //! The peers are set up for detection only: kinematic sensor colliders with collision events on (for
 //! rapier also `ActiveCollisionTypes::all()`, without which two kinematic bodies never collide), stepped
@@ -31,7 +32,7 @@ use bevy::prelude::*;
 use bevy_rapier2d::prelude as rapier;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    KindOrder, SeededRng, Spawn, flag_value, median_p99, task_pool_plugin, wrapped_step,
+    KindOrder, SeededRng, Spawn, count_flag, median_p99, task_pool_plugin, wrapped_step,
 };
 
 const WARMUP_FRAMES: usize = 10;
@@ -246,10 +247,16 @@ fn run_all(spawns: &[Spawn], side: f32, frames: usize, compute_threads: Option<u
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| flag_value(&args, flag).and_then(|v| v.parse::<usize>().ok());
-    let n = value("--n").unwrap_or(10_000);
-    let frames = value("--frames").unwrap_or(100);
-    let compute_threads = value("--compute-threads");
+    let count = |flag: &str, default: usize, least: usize| {
+        count_flag(&args, flag, default, least).unwrap_or_else(|error| {
+            eprintln!("peers: {error}");
+            std::process::exit(2);
+        })
+    };
+    let n = count("--n", 10_000, 1);
+    let frames = count("--frames", 100, 1);
+    let compute_threads = (args.iter().any(|arg| arg == "--compute-threads"))
+        .then(|| count("--compute-threads", 1, 1));
     let kinds = KindOrder::from_args(&args);
     let side = 4.0 * (n as f32).sqrt();
     let mut rng = SeededRng::new(0x5eed_0000 + n as u64);
