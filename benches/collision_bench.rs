@@ -15,7 +15,9 @@
 //! default size, which is one thread on a machine of two cores. `--rounds R` runs every workload R
 //! times, one run of each a round, and ends with a Markdown table of each workload's medians over its
 //! runs. `--kinds shuffled` draws each collider's kind at random, where by default the kinds follow
-//! each other in a period of ten (`KindOrder` in the benches' library).
+//! each other in a period of ten (`KindOrder` in the benches' library). `--slow-down K` has the
+//! colliders move and turn at 1/K of their speed after the warm-up, as in a game whose colliders calm
+//! down: the broad phase's builds in the background should come at a slower pace too.
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
@@ -149,6 +151,9 @@ struct Bench {
     kinds: KindOrder,
     /// Colliders that move (all but the static ones of W3).
     movers: Vec<Entity>,
+    /// The share of their speed at which the colliders move: 1 in the warm-up, and after it one over
+    /// `--slow-down`'s count.
+    speed: f32,
 }
 
 /// Spawns the i-th collider of the workload; it moves if `moving`.
@@ -180,6 +185,7 @@ fn setup(mut commands: Commands, mut bench: ResMut<Bench>, count: Res<ColliderCo
         rng,
         kinds,
         movers,
+        ..
     } = &mut *bench;
     for i in 0..count.0 {
         let moving = !matches!(workload, Workload::Resting | Workload::StaticHeavy);
@@ -209,6 +215,7 @@ fn step(
         rng,
         kinds,
         movers: list,
+        speed,
     } = &mut *bench;
     let (side, half) = (*side, *side * 0.5);
     match workload {
@@ -222,8 +229,8 @@ fn step(
             for (mut transform, velocity) in &mut movers {
                 let position = transform.translation.truncate();
                 transform.translation =
-                    wrapped_step(position, velocity.0, FRAME_TIME, side).extend(0.0);
-                transform.rotate_z(0.01);
+                    wrapped_step(position, velocity.0 * *speed, FRAME_TIME, side).extend(0.0);
+                transform.rotate_z(0.01 * *speed);
             }
         }
     }
@@ -267,6 +274,7 @@ fn run(
     frames: usize,
     compute_threads: Option<usize>,
     kinds: KindOrder,
+    slow_down: usize,
 ) -> Report {
     let mut app = App::new();
     app.add_plugins((
@@ -281,6 +289,7 @@ fn run(
         rng: SeededRng::new(0x5eed_0000 + n as u64),
         kinds,
         movers: Vec::new(),
+        speed: 1.0,
     })
     .init_resource::<PipelineSpan>()
     .add_systems(Startup, setup)
@@ -319,6 +328,9 @@ fn run(
         gathered: 0,
     };
     for frame in 0..WARMUP_FRAMES + frames {
+        if frame == WARMUP_FRAMES {
+            app.world_mut().resource_mut::<Bench>().speed = 1.0 / slow_down as f32;
+        }
         let allocations = ALLOCATIONS.load(Ordering::Relaxed);
         let start = Instant::now();
         app.update();
@@ -508,12 +520,16 @@ fn main() {
         vec![(workload, n)]
     };
     let rounds = count("--rounds", 1, 1);
+    let slow_down = count("--slow-down", 1, 1);
+    if slow_down > 1 {
+        println!("after the warm-up the colliders move and turn at 1/{slow_down} of their speed");
+    }
     let mut runs: Vec<Vec<Summary>> = plan.iter().map(|_| Vec::new()).collect();
     // Round by round, every workload once a round: a slow stretch of the machine, which here lasts
     // seconds, falls on one run of each rather than on every run of one.
     for _ in 0..rounds {
         for (&(workload, n), runs) in plan.iter().zip(&mut runs) {
-            let report = run(workload, n, frames, compute_threads, kinds);
+            let report = run(workload, n, frames, compute_threads, kinds, slow_down);
             runs.push(print_report(workload, n, frames, report));
         }
     }

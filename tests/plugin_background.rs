@@ -218,3 +218,44 @@ fn colliders_that_change_kind_while_the_grid_is_kept_match_a_sweep_every_frame()
         "kinds changed on {changed_with_the_grid_kept} updates that kept the grid"
     );
 }
+
+/// The share of [`drift_faster`]'s pace at which [`drift_at_pace`] moves the colliders.
+#[derive(Resource)]
+struct Pace(f32);
+
+/// [`drift_faster`] at the share of its pace that [`Pace`] gives.
+fn drift_at_pace(pace: Res<Pace>, mut movers: Query<(&mut Transform, &Velocity)>) {
+    for (mut transform, velocity) in &mut movers {
+        transform.translation += (velocity.0 / 6.0 * pace.0).extend(0.0);
+    }
+}
+
+#[test]
+fn colliders_that_slow_down_and_speed_up_again_match_a_sweep_every_frame() {
+    let _alone = alone();
+    let count = 5_000;
+    let mut app = app();
+    app.insert_resource(Pace(1.0))
+        .add_systems(Update, drift_at_pace);
+    let side = 2.5 * (count as f32).sqrt();
+    spawn_movers(&mut app, Rng(0x51d0_3a7e), count, side, 1.0..3.0);
+    app.update();
+    // A tenth of the pace from the 40th update, the whole pace again from the 100th: the builds in the
+    // background slow down with the colliders, and the pairs match the sweep whatever the pace.
+    let mut in_background = [0; 3];
+    for frame in 1..130 {
+        let stretch = match frame {
+            ..40 => 0,
+            40..100 => 1,
+            _ => 2,
+        };
+        app.world_mut().resource_mut::<Pace>().0 = if stretch == 1 { 0.1 } else { 1.0 };
+        let diagnostics = update_and_match_the_sweep(&mut app, frame);
+        in_background[stretch] += usize::from(diagnostics.grid_built_in_background);
+    }
+    let [fast, slow, fast_again] = in_background;
+    assert!(
+        fast >= 5 && slow <= 3 && fast_again >= 3,
+        "grids built in the background: {in_background:?}"
+    );
+}

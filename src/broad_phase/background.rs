@@ -1,16 +1,16 @@
 //! Building the grid in the background, on Bevy's async compute task pool, while colliders drift.
 //!
 //! An update that keeps the grid because the colliders drifted within their grown boxes (`drift.rs`)
-//! starts a build over this update's colliders when the grid is about to stop being kept: as old as
-//! the last grid was when it stopped, or once a few colliders have left their boxes
-//! ([`should_start`]); an update earlier after a build that started once many had left
-//! ([`started_late`]). The build runs on another thread while the pipeline and the rest of the frame
-//! go on, and the next update takes it in before anything else, waiting for it if it has begun and
-//! not finished; every collider that left its new grown box since counts as moved since that build,
-//! as after any build. So the update that would have built the grid, several times the cost of one
-//! that keeps it, finds a grid ready instead. A build that has not begun (the pool's threads busy
-//! with other work) is dropped, and so is one the update cannot use (colliders came or went, few
-//! moved): the update goes on as if none had started. The pairs and contacts are the same either way.
+//! starts a build over this update's colliders when the grid is about to stop being kept: as old as the
+//! last grid was when it stopped, where a sample shows colliders about to leave their boxes, or once a
+//! few have left them ([`should_start`]); an update earlier after a build that started once many had
+//! left ([`started_late`]). The build runs on another thread while the pipeline and the rest of the
+//! frame go on, and the next update takes it in before anything else, waiting for it if it has begun
+//! and not finished; every collider that left its new grown box since counts as moved since that build,
+//! as after any build. So the update that would have built the grid, several times the cost of one that
+//! keeps it, finds a grid ready instead. A build that has not begun (the pool's threads busy with other
+//! work) is dropped, and so is one the update cannot use (colliders came or went, few moved): the
+//! update goes on as if none had started. The pairs and contacts are the same either way.
 //!
 //! The build starts from the colliders the update gathered, or, where the update read them in their
 //! table, from the entries it wrote them to, shared with the build, which gathers them on its own
@@ -21,17 +21,20 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use bevy::math::Vec4;
 use bevy::tasks::futures::check_ready;
 use bevy::tasks::{AsyncComputeTaskPool, Task, block_on};
 
 use super::gather::{GatherTarget, gather_from_entries};
+use super::grid::Bounds;
 use super::{ColliderEntry, GridBuild, MOVED_SHARE};
 use crate::layers::CollisionLayers;
 use crate::parallel::on_this_thread;
 
 /// Whether an update that kept the grid starts a build in the background: with `moved_since_build` of
 /// its `entries` moved since the build, `kept` updates before it kept the build, and `kept_before`
-/// updates kept the build before (an update less when that build started late, see [`started_late`]).
+/// updates kept the build before (an update less when that build started late, see [`started_late`]);
+/// `leaving_soon` is asked only at that age (see below).
 ///
 /// Colliders that drift at like speeds leave their grown boxes within a frame or two of each other: on
 /// workload W1 at 10,000, of the 1,250 that may leave before a build is due, 1 to 9 had left on the
@@ -40,6 +43,17 @@ use crate::parallel::on_this_thread;
 /// build stopped being kept (one update before that one's age), or once more than a sixty-fourth of
 /// the room for moves (one entry in [`MOVED_SHARE`]) is taken, at the first sign of such a wave.
 ///
+/// The age alone would keep the pace of the fastest stretch: colliders that slow down would have their
+/// grid built as often as before, where it could be kept longer. So at the last build's age a build
+/// starts only where a sample shows colliders about to leave their grown boxes (`leaving_soon`, see
+/// [`sample_shows_leaving_soon`]); otherwise it waits for the sample, or for the first escapes, on a
+/// later update, and the build after it starts at the longer age. With W1's colliders moving and
+/// turning at an eighth of their speed after the warm-up (`collision_bench --slow-down 8`), 17 builds
+/// in 600 updates against 120 at 10,000 colliders, 7 in 200 against 50 at 100,000; there, 400 updates
+/// took the whole run 4.5 and 4.2 s of processor time against 5.5 and 5.2 s (`time`, two alternating
+/// runs each). At W1's own speed the sample shows the wave coming at every build's age: 120 builds in
+/// 600 updates at 10,000, 50 in 200 at 100,000, 24 in 100 at 1,000,000, and 75 in 300 on W2, as before.
+///
 /// Only worlds of [`SIZES`] colliders build in the background; smaller ones build in the update.
 #[inline]
 pub(super) fn should_start(
@@ -47,13 +61,46 @@ pub(super) fn should_start(
     moved_since_build: usize,
     kept: usize,
     kept_before: usize,
+    leaving_soon: impl FnOnce() -> bool,
 ) -> bool {
     if !SIZES.contains(&entries) {
         return false;
     }
     let as_old_as_the_last = kept_before > 0 && kept + 1 >= kept_before;
-    as_old_as_the_last || moved_since_build * START_SHARE > entries / MOVED_SHARE
+    moved_since_build * START_SHARE > entries / MOVED_SHARE
+        || (as_old_as_the_last && leaving_soon())
 }
+
+/// Whether a sample of a kept build's slots shows colliders about to leave their grown boxes: one that
+/// has left (its box in `now` is `Bounds::NOWHERE`, as for the colliders moved since the build), or one
+/// that, going on at the pace at which it used up `margin` over the `age` updates since the build's
+/// positions, leaves its grown box (`grown(slot)`) within [`LEAD`] updates. `now` holds every slot's
+/// box as of this update.
+pub(super) fn sample_shows_leaving_soon(
+    now: &[Bounds],
+    grown: impl Fn(usize) -> Bounds,
+    margin: f32,
+    age: usize,
+) -> bool {
+    let stride = (now.len() / PACE_SAMPLES).max(1);
+    let (age, lead) = (age as f32, LEAD as f32);
+    (0..now.len()).step_by(stride).any(|slot| {
+        // Per side of the box, how far it may still go, and how far it went since the build; a side
+        // that went inwards (a box shrinking as its collider turns) never leaves.
+        let room_left = grown(slot).room_to(now[slot]);
+        let used = margin - room_left;
+        // A box that left is `NOWHERE`, whose NaN lanes compare false.
+        !room_left.cmpge(Vec4::ZERO).all() || (room_left * age).cmplt(used * lead).any()
+    })
+}
+
+/// How many slots [`sample_shows_leaving_soon`] looks at.
+const PACE_SAMPLES: usize = 64;
+
+/// How many updates ahead of the first sampled collider leaving its grown box a build starts at the
+/// last build's age (see [`should_start`]): one for the build to run beside the update that starts
+/// it, and two for colliders that quicken.
+const LEAD: usize = 3;
 
 /// See [`should_start`].
 const START_SHARE: usize = 64;
@@ -221,24 +268,86 @@ impl BackgroundBuild {
 
 #[cfg(test)]
 mod tests {
+    use bevy::math::Vec2;
+    use bevy::math::bounding::Aabb2d;
+
     use super::*;
 
     #[test]
     fn a_build_starts_at_the_last_ones_age_or_when_a_sixty_fourth_of_the_room_is_taken() {
+        // Whether a sample shows colliders about to leave their boxes: here, they are.
+        let soon = || true;
         // Below SIZES, never.
-        assert!(!should_start(1000, 1000, 9, 5));
-        assert!(!should_start(4095, 4095, 9, 5));
-        assert!(should_start(1_000_000, 0, 9, 5));
+        assert!(!should_start(1000, 1000, 9, 5, soon));
+        assert!(!should_start(4095, 4095, 9, 5, soon));
+        assert!(should_start(1_000_000, 0, 9, 5, soon));
         // 25,600 entries leave room for 3,200 moves: the build starts from the 51st.
-        assert!(!should_start(25_600, 0, 3, 0));
-        assert!(!should_start(25_600, 50, 3, 0));
-        assert!(should_start(25_600, 51, 3, 0));
-        assert!(should_start(25_600, 3_200, 3, 0));
+        assert!(!should_start(25_600, 0, 3, 0, soon));
+        assert!(!should_start(25_600, 50, 3, 0, soon));
+        assert!(should_start(25_600, 51, 3, 0, soon));
+        assert!(should_start(25_600, 3_200, 3, 0, soon));
         // The last build was kept by 5 updates and not by the sixth: this one starts the next build on
         // its fifth update (four kept it before), whatever moved, for the sixth to take in.
-        assert!(!should_start(25_600, 0, 3, 5));
-        assert!(should_start(25_600, 0, 4, 5));
-        assert!(should_start(25_600, 0, 9, 5));
+        assert!(!should_start(25_600, 0, 3, 5, soon));
+        assert!(should_start(25_600, 0, 4, 5, soon));
+        assert!(should_start(25_600, 0, 9, 5, soon));
+        // As old as the last, but no sampled collider about to leave: the colliders slowed, and the
+        // build waits for the first sign of escapes. Those start it whatever the sample.
+        let not_soon = || false;
+        assert!(!should_start(25_600, 0, 4, 5, not_soon));
+        assert!(!should_start(25_600, 50, 9, 5, not_soon));
+        assert!(should_start(25_600, 51, 9, 5, not_soon));
+    }
+
+    /// The packed box of the square of half side `half` around `center`.
+    fn square(center: Vec2, half: f32) -> Bounds {
+        Bounds::of(&Aabb2d::new(center, Vec2::splat(half)))
+    }
+
+    #[test]
+    fn the_sample_shows_a_collider_leaving_within_the_lead_at_the_pace_it_went() {
+        // Boxes of half side 1 grown by 0.1, each having gone `went` to the right in 2 updates.
+        let margin = 0.1;
+        let boxes = |went: f32| {
+            let grown: Vec<Bounds> = (0..200)
+                .map(|k| square(Vec2::new(k as f32 * 5.0, 0.0), 1.0 + margin))
+                .collect();
+            let now: Vec<Bounds> = (0..200)
+                .map(|k| square(Vec2::new(k as f32 * 5.0 + went, 0.0), 1.0))
+                .collect();
+            (grown, now)
+        };
+        let leaving = |went: f32, age: usize| {
+            let (grown, now) = boxes(went);
+            sample_shows_leaving_soon(&now, |slot| grown[slot], margin, age)
+        };
+        // Gone 0.05 in 2 updates: 0.05 left, 2 updates at 0.025 an update.
+        assert!(leaving(0.05, 2));
+        // Gone 0.03 in 2 updates: 0.07 left, 4.7 updates at 0.015 an update.
+        assert!(!leaving(0.03, 2));
+        assert!(leaving(0.03, 1), "0.07 left at 0.03 an update: 2.3 updates");
+        assert!(
+            !leaving(0.01, 2),
+            "0.09 left at 0.005 an update: 18 updates"
+        );
+        assert!(!leaving(0.0, 2), "still");
+        assert!(leaving(-0.05, 2), "going left, by its left side");
+        // A collider that left (its box nowhere, as the moved ones) shows it, sampled or not: the
+        // sample takes every third of 200 slots, from the first.
+        let (grown, mut now) = boxes(0.0);
+        now[3] = Bounds::NOWHERE;
+        assert!(sample_shows_leaving_soon(
+            &now,
+            |slot| grown[slot],
+            margin,
+            2
+        ));
+        assert!(!sample_shows_leaving_soon(
+            &[],
+            |slot| grown[slot],
+            margin,
+            2
+        ));
     }
 
     #[test]

@@ -560,6 +560,13 @@ impl Bounds {
         inner.0.cmpge(self.0).all()
     }
 
+    /// How far each side of `inner` may still move out before it leaves `self`, in the packed lanes'
+    /// order (left, bottom, right, top); a side already out is negative, and a NaN box gives NaN.
+    #[inline]
+    pub(super) fn room_to(self, inner: Bounds) -> Vec4 {
+        inner.0 - self.0
+    }
+
     /// A box that overlaps nothing, itself included (NaN in every lane).
     pub(super) const NOWHERE: Self = Self(Vec4::NAN);
 

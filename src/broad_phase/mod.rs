@@ -403,11 +403,19 @@ impl BroadPhase {
         }
         // Started before the rest of the update's work, which it runs beside.
         let moved_since_build = self.build.moved.slots().len();
+        let (kept, build) = (self.kept_since_build, &self.build);
+        let leaving_soon = || {
+            let grown = |slot: usize| build.grid.sorted_bounds(slot);
+            // The updates since the positions the build grew its boxes around: one more than those
+            // before this one that kept it, whether it was built in an update or beside one.
+            background::sample_shows_leaving_soon(&self.slot_bounds, grown, build.margin, kept + 1)
+        };
         if background::should_start(
             count,
             moved_since_build,
-            self.kept_since_build,
+            kept,
             self.kept_build_before,
+            leaving_soon,
         ) {
             self.started_late = background::started_late(count, moved_since_build);
             match from {
@@ -574,6 +582,8 @@ pub(crate) struct GridBuild {
     aabbs: Vec<Aabb2d>,
     /// [`drift_margin`]'s buffer.
     margin_sample: Vec<f32>,
+    /// How far the build grew every box ([`drift_margin`]); zero for a build that did not grow them.
+    margin: f32,
     grid: UniformGrid,
     /// The grid's order of the gathered colliders (`order[slot]` is the gathered index in that slot).
     order: Vec<u32>,
@@ -611,6 +621,7 @@ impl GridBuild {
             gathered_layers,
             aabbs,
             margin_sample,
+            margin: grown_by,
             grid,
             order,
             order_indexes_rows,
@@ -625,12 +636,14 @@ impl GridBuild {
         } = self;
         aabbs.clear();
         aabbs.extend(gathered.iter().map(|collider| collider.aabb));
+        *grown_by = 0.0;
         if grow {
             let margin = drift_margin(aabbs.iter(), margin_sample);
             for aabb in aabbs.iter_mut() {
                 aabb.min -= margin;
                 aabb.max += margin;
             }
+            *grown_by = margin;
         }
         // Colliders near each other in the world go near each other in memory.
         grid.fit(aabbs);
@@ -1125,6 +1138,46 @@ mod tests {
             waves.len(),
             1,
             "updates that met a wave of escapes: {waves:?}"
+        );
+    }
+
+    #[test]
+    fn builds_in_the_background_slow_their_pace_as_the_colliders_slow_down_and_quicken_it_again() {
+        // The colliders drift at 1 to 1.3 times a common pace: 0.05 an update, 0.005 from the 60th
+        // update, 0.05 again from the 210th. The builds keep the pace of the fast stretch where only
+        // the last build's age started them (one in three updates, 50 builds in the slow stretch).
+        let count = background::SIZES.start + 100;
+        let (mut app, colliders) = row_of_rects(count, false);
+        let mut went = 0.0;
+        let mut builds: [Vec<(usize, bool)>; 3] = Default::default();
+        for frame in 0..300 {
+            let stretch = match frame {
+                0..60 => 0,
+                60..210 => 1,
+                _ => 2,
+            };
+            went += if stretch == 1 { 0.005 } else { 0.05 };
+            let drift = |k: usize| {
+                let pace = 1.0 + (k % 7) as f32 * 0.05;
+                Vec2::new(k as f32 * 3.0 + went * pace, 0.0)
+            };
+            let (built, _) = place_and_update(&mut app, &colliders, &drift);
+            let diagnostics = app.world().resource::<CollisionDiagnostics>();
+            if built || diagnostics.grid_built_in_background {
+                builds[stretch].push((frame, built));
+            }
+        }
+        let [fast, slow, fast_again] = builds;
+        assert!(fast.len() >= 18, "fast: {fast:?}");
+        // The slow stretch's builds run in the background, the colliders' pace ten times slower.
+        assert!(slow.len() <= 8, "slow: {slow:?}");
+        assert!(slow.iter().all(|&(_, built)| !built), "slow: {slow:?}");
+        // Quick again, colliders leave their boxes before a build comes: the updates build the grid
+        // until the pace is found again, then the builds run in the background as before.
+        let built_in_update = fast_again.iter().filter(|&&(_, built)| built).count();
+        assert!(
+            built_in_update <= 3 && fast_again.len() >= 25,
+            "fast again: {fast_again:?}"
         );
     }
 
