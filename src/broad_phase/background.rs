@@ -332,8 +332,8 @@ mod tests {
         );
         assert!(!leaving(0.0, 2), "still");
         assert!(leaving(-0.05, 2), "going left, by its left side");
-        // A collider that left (its box nowhere, as the moved ones) shows it, sampled or not: the
-        // sample takes every third of 200 slots, from the first.
+        // A sampled collider that left (its box nowhere, as the moved ones) shows it: the sample takes
+        // every third of 200 slots from the first, slot 3 among them.
         let (grown, mut now) = boxes(0.0);
         now[3] = Bounds::NOWHERE;
         assert!(sample_shows_leaving_soon(
