@@ -3,6 +3,8 @@
 //! and whether the engines agree on how many collisions started. The apps are built side by side and
 //! take turns of ten timed frames, so that the machine's slower stretches fall on every engine alike;
 //! each turn starts with a frame that is not timed, since it finds the previous app's data in the caches.
+//! Each round of turns takes the apps in a new order (seeded), so that none always runs first or after
+//! the same app (see [`run_all`]).
 //!
 //! ```text
 //! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100
@@ -38,6 +40,8 @@ use bevy_rect_collision_benches::{
 const WARMUP_FRAMES: usize = 10;
 /// Timed frames an engine's app runs in a row before the next app takes its turn (see [`run_all`]).
 const FRAMES_PER_TURN: usize = 10;
+/// The seed of the apps' order in each round of turns (see [`run_all`]).
+const TURN_ORDER_SEED: u64 = 0x7e_0dde;
 const FRAME_TIME: f32 = 1.0 / 60.0;
 /// How far a peer's count of started collisions may stray from ours before the run fails: the engines
 /// must be measuring the same contacts. They differ slightly where shapes just touch.
@@ -209,6 +213,14 @@ struct Run {
 /// Runs every engine's app for `frames` timed frames after its warm-up. The apps take turns of
 /// [`FRAMES_PER_TURN`] timed frames after one untimed, so that the machine's slower stretches, which
 /// here last seconds, fall on all of them alike rather than on whichever ran then.
+///
+/// Each round of turns shuffles the apps' order, where they once kept the order of [`Engine::ALL`]:
+/// an app's frames depend on its place in the round and on the app before it. With a temporary twin of
+/// the app with no engine placed second, six runs of 300 frames found the twin slower than the first
+/// by 10 µs a frame on average (−1 to +20 µs), a bias subtracted from every engine's added time; with
+/// shuffled rounds the twins differed by −6 µs on average (−14 to +16 µs). Ours, always after the app
+/// with no engine, added 0.318 to 0.747 ms (median 0.545) in 24 runs alternating with this order's,
+/// which gave 0.330 to 0.586 ms (median 0.453; `benches/README.md`).
 fn run_all(spawns: &[Spawn], side: f32, frames: usize, compute_threads: Option<usize>) -> Vec<Run> {
     let mut apps: Vec<(Engine, App, Vec<Duration>)> = Engine::ALL
         .iter()
@@ -220,9 +232,13 @@ fn run_all(spawns: &[Spawn], side: f32, frames: usize, compute_threads: Option<u
             (engine, app, Vec::with_capacity(frames))
         })
         .collect();
+    let mut order: Vec<usize> = (0..apps.len()).collect();
+    let mut rng = SeededRng::new(TURN_ORDER_SEED);
     for turn_start in (0..frames).step_by(FRAMES_PER_TURN) {
         let turn_frames = FRAMES_PER_TURN.min(frames - turn_start);
-        for (_, app, samples) in &mut apps {
+        rng.shuffle(&mut order);
+        for &index in &order {
+            let (_, app, samples) = &mut apps[index];
             // The turn's first frame finds the caches holding the previous app's data: not timed.
             app.update();
             for _ in 0..turn_frames {
