@@ -14,8 +14,10 @@
 //!
 //! A fourth app runs the same colliders' movement and transform propagation with no collision engine.
 //! Its median is subtracted from each engine's, which gives what collision detection adds to a frame:
-//! the ratios are given on both measures. `--compute-threads N` gives Bevy's compute task pool N
-//! threads in every app; without it the pool has Bevy's default size (one thread on two cores).
+//! the ratios are given on both measures. `--twin` runs a second such app and prints how far its median
+//! lies from the first's: the bias of the apps' order and of the machine's drift, which every engine's
+//! added time carries too. `--compute-threads N` gives Bevy's compute task pool N threads in every app;
+//! without it the pool has Bevy's default size (one thread on two cores).
 //! `--kinds shuffled` draws each collider's kind at random instead of in a period of ten
 //! (`KindOrder`). `--n` and `--frames` are at least 1; a count that is not a whole number is refused
 //! with a message.
@@ -51,6 +53,9 @@ const MAX_DISAGREEMENT_PERCENT: f64 = 3.0;
 enum Engine {
     /// No collision engine: the movement and transform propagation every engine's frame includes.
     Baseline,
+    /// A second app with no engine (`--twin`): how far its median lies from the first's is the bias of
+    /// the apps' order and of the machine's drift, which every engine's added time carries too.
+    Twin,
     Ours,
     Avian,
     Rapier,
@@ -67,6 +72,7 @@ impl Engine {
     fn name(self) -> &'static str {
         match self {
             Engine::Baseline => "no collision engine",
+            Engine::Twin => "no engine (twin)",
             Engine::Ours => "bevy_rect_collision",
             Engine::Avian => "avian2d 0.7",
             Engine::Rapier => "bevy_rapier2d 0.36",
@@ -127,7 +133,7 @@ fn spawn(world: &mut World, engine: Engine, spawn: &Spawn) {
         turns,
     };
     match engine {
-        Engine::Baseline => {
+        Engine::Baseline | Engine::Twin => {
             world.spawn((transform, mover));
         }
         Engine::Ours => {
@@ -181,7 +187,7 @@ fn app(engine: Engine, spawns: &[Spawn], side: f32, compute_threads: Option<usiz
     .init_resource::<Starts>()
     .add_systems(Update, move_colliders);
     match engine {
-        Engine::Baseline => {}
+        Engine::Baseline | Engine::Twin => {}
         Engine::Ours => {
             app.add_plugins(RectCollisionPlugin::default())
                 .add_systems(Last, count_ours);
@@ -214,15 +220,21 @@ struct Run {
 /// [`FRAMES_PER_TURN`] timed frames after one untimed, so that the machine's slower stretches, which
 /// here last seconds, fall on all of them alike rather than on whichever ran then.
 ///
-/// Each round of turns shuffles the apps' order, where they once kept the order of [`Engine::ALL`]:
-/// an app's frames depend on its place in the round and on the app before it. With a temporary twin of
-/// the app with no engine placed second, six runs of 300 frames found the twin slower than the first
-/// by 10 µs a frame on average (−1 to +20 µs), a bias subtracted from every engine's added time; with
-/// shuffled rounds the twins differed by −6 µs on average (−14 to +16 µs). Ours, always after the app
+/// Each round of turns shuffles the apps' order, where they once kept the order of `engines`: an
+/// app's frames depend on its place in the round and on the app before it. With a twin of the app with
+/// no engine placed second ([`Engine::Twin`]), six runs of 300 frames found the twin slower than the
+/// first by 10 µs a frame on average (−1 to +20 µs), a bias subtracted from every engine's added time;
+/// with shuffled rounds the twins differed by −6 µs on average (−14 to +16 µs). Ours, always after the app
 /// with no engine, added 0.318 to 0.747 ms (median 0.545) in 24 runs alternating with this order's,
 /// which gave 0.330 to 0.586 ms (median 0.453; `benches/README.md`).
-fn run_all(spawns: &[Spawn], side: f32, frames: usize, compute_threads: Option<usize>) -> Vec<Run> {
-    let mut apps: Vec<(Engine, App, Vec<Duration>)> = Engine::ALL
+fn run_all(
+    engines: &[Engine],
+    spawns: &[Spawn],
+    side: f32,
+    frames: usize,
+    compute_threads: Option<usize>,
+) -> Vec<Run> {
+    let mut apps: Vec<(Engine, App, Vec<Duration>)> = engines
         .iter()
         .map(|&engine| {
             let mut app = app(engine, spawns, side, compute_threads);
@@ -285,7 +297,11 @@ fn main() {
         "w1 uniform moving n={n} frames={frames} (+{WARMUP_FRAMES} warm-up), whole app.update() per \
          frame, compute threads: {threads}, kinds: {kinds:?}"
     );
-    let runs = run_all(&spawns, side, frames, compute_threads);
+    let mut engines = Engine::ALL.to_vec();
+    if args.iter().any(|arg| arg == "--twin") {
+        engines.push(Engine::Twin);
+    }
+    let runs = run_all(&engines, &spawns, side, frames, compute_threads);
     for run in &runs {
         println!(
             "  {:<20} median {:9.3} ms   p99 {:9.3} ms   collisions started {}",
@@ -295,16 +311,28 @@ fn main() {
             run.starts
         );
     }
-    let baseline = runs[0].median;
+    let run_of = |engine: Engine| runs.iter().find(|run| run.engine == engine);
+    let baseline = run_of(Engine::Baseline).expect("always run").median;
     // What the engine adds to a frame over moving the colliders alone.
     let added = |run: &Run| (run.median - baseline).max(f64::EPSILON);
-    let ours = &runs[1];
+    let ours = run_of(Engine::Ours).expect("always run");
     println!(
         "  collision detection adds {:.3} ms to a frame with bevy_rect_collision",
         added(ours)
     );
+    if let Some(twin) = run_of(Engine::Twin) {
+        println!(
+            "  the twin of the app with no engine differs from it by {:+.3} ms: the order's and the \
+             machine's bias in every added time",
+            twin.median - baseline
+        );
+    }
+    let peers: Vec<&Run> = [Engine::Avian, Engine::Rapier]
+        .into_iter()
+        .filter_map(run_of)
+        .collect();
     let mut agree = true;
-    for peer in &runs[2..] {
+    for &peer in &peers {
         let disagreement =
             (peer.starts as f64 - ours.starts as f64) / (ours.starts.max(1) as f64) * 100.0;
         agree &= disagreement.abs() <= MAX_DISAGREEMENT_PERCENT;
@@ -317,7 +345,7 @@ fn main() {
             peer.median / ours.median
         );
     }
-    let faster_peer = runs[2..]
+    let faster_peer = peers
         .iter()
         .min_by(|a, b| a.median.total_cmp(&b.median))
         .expect("two peers");
