@@ -7,9 +7,10 @@
 //! the same app (see [`run_all`]).
 //!
 //! ```text
-//! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100
-//! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100 --compute-threads 2
-//! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 100 --kinds shuffled
+//! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 500
+//! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 500 --twin
+//! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 500 --compute-threads 2
+//! cargo run --release -p bevy_rect_collision_peers -- --n 10000 --frames 500 --kinds shuffled
 //! ```
 //!
 //! A fourth app runs the same colliders' movement and transform propagation with no collision engine.
