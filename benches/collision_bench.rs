@@ -431,10 +431,10 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
     );
     let built = report.pipeline_when_built.len();
     if built > 0 && built < frames {
-        let (when_built, _) = median_p99(&mut report.pipeline_when_built);
-        let (when_kept, _) = median_p99(&mut report.pipeline_when_kept);
+        let (when_built, built_p99) = median_p99(&mut report.pipeline_when_built);
+        let (when_kept, kept_p99) = median_p99(&mut report.pipeline_when_kept);
         println!(
-            "  grid built on {built} of {frames} frames: pipeline median {when_built:.3} ms on those, {when_kept:.3} ms on the others"
+            "  grid built on {built} of {frames} frames: pipeline median {when_built:.3} ms (p99 {built_p99:.3}) on those, {when_kept:.3} ms (p99 {kept_p99:.3}) on the others"
         );
     } else {
         println!("  grid built on {built} of {frames} frames");
