@@ -2,7 +2,8 @@
 //! and pair search, the reorder and the exact tests all take their parallel paths: every frame must
 //! still match brute force (or, at 40,000 colliders, an independent sweep), and a collider turning
 //! invalid and back must be marked from inside the parallel loop. A large world drifting within the
-//! broad phase's grown boxes takes its colliders into the kept grid on all four threads.
+//! broad phase's grown boxes takes its colliders into the kept grid on all four threads, and runs of
+//! rows whose transforms are scaled and unscaled in a mix get the shapes of their transforms.
 
 mod common;
 
@@ -184,6 +185,40 @@ fn few_movers_over_a_parallel_prepare_stage_keep_the_grid_and_match_brute_force(
             frame < 4,
             "frame {frame}: {candidates} candidates against {full_build} in a full build"
         );
+        let expected = assert_matches_brute_force(&mut app, &format!("frame {frame}"));
+        assert!(expected.len() > 1000, "frame {frame}: the world must touch");
+    }
+}
+
+#[test]
+fn mixed_scales_over_a_parallel_prepare_stage_give_the_shapes_of_the_transforms() {
+    let mut app = app_with_compute_threads(4);
+    app.add_systems(Update, move_all);
+    let colliders = spawn_movers(&mut app, Rng(0x5ca1_ed00), 3000, 80.0, 0.6..2.6);
+    // Half the colliders, drawn at random, scaled a little: each task's run of rows holds scaled and
+    // unscaled transforms in no order, so that its shapes are built without the branch on the scale.
+    let mut rng = Rng(0x0dd5);
+    for &entity in &colliders {
+        if rng.range(0.0, 1.0) < 0.5 {
+            let scale = rng.range(0.8, 1.25);
+            app.world_mut().get_mut::<Transform>(entity).unwrap().scale =
+                Vec3::new(scale, 1.1, 1.0);
+        }
+    }
+    app.update();
+    assert_eq!(ComputeTaskPool::get().thread_num(), 4);
+    for frame in 0..4 {
+        app.update();
+        for &entity in &colliders {
+            let world = app.world();
+            let collider = world.get::<Collider>(entity).unwrap();
+            let transform = world.get::<GlobalTransform>(entity).unwrap();
+            assert_eq!(
+                world.get::<ColliderWorldShape>(entity).unwrap().0,
+                collider.world_shape_from_transform(transform),
+                "frame {frame}: {entity}"
+            );
+        }
         let expected = assert_matches_brute_force(&mut app, &format!("frame {frame}"));
         assert!(expected.len() > 1000, "frame {frame}: the world must touch");
     }
