@@ -354,17 +354,20 @@ fn rebuild_rows<const SCALES_MIXED: bool>(
                 &rows.transforms[row],
             );
             let old = &rows.world_shapes[row];
-            let built = BuiltShape {
+            let shape = if SCALES_MIXED {
+                collider.world_shape_from_transform_unbranched(transform)
+            } else {
+                collider.world_shape_from_transform(transform)
+            };
+            if let Some(shape) = changed_world_shape(
+                commands,
                 entity,
                 collider,
                 transform,
-                shape: if SCALES_MIXED {
-                    collider.world_shape_from_transform_unbranched(transform)
-                } else {
-                    collider.world_shape_from_transform(transform)
-                },
-            };
-            if let Some(shape) = changed_world_shape(commands, built, old, table.was_invalid) {
+                shape,
+                old,
+                table.was_invalid,
+            ) {
                 rows.world_shapes[row].0 = shape;
                 rows.world_shape_ticks[row] = table.this_run;
                 if !table.disabled {
@@ -468,37 +471,29 @@ fn rebuild_changed(
         bool,
     ),
 ) -> Option<MovedCollider> {
-    let built = BuiltShape {
+    let shape = changed_world_shape(
+        commands,
         entity,
         collider,
         transform,
-        shape: collider.world_shape_from_transform(transform),
-    };
-    let shape = changed_world_shape(commands, built, &world_shape, was_invalid)?;
+        collider.world_shape_from_transform(transform),
+        &world_shape,
+        was_invalid,
+    )?;
     world_shape.0 = shape;
     (!disabled).then_some((entity, shape))
 }
 
-/// A collider's world shape as just built from its transform, with what it was built from.
-#[derive(Clone, Copy)]
-struct BuiltShape<'a> {
-    entity: Entity,
-    collider: &'a Collider,
-    transform: &'a GlobalTransform,
-    shape: Option<WorldShape>,
-}
-
-/// The built shape, when it differs from `old` (`Some(None)` when the collider turned invalid); marks
-/// the collider valid or invalid when that changed.
+/// The world `shape` of a collider as just built from its transform, when it differs from `old`
+/// (`Some(None)` when the collider turned invalid); marks the collider valid or invalid when that
+/// changed.
 #[inline(always)]
 fn changed_world_shape(
     commands: &ParallelCommands,
-    BuiltShape {
-        entity,
-        collider,
-        transform,
-        shape,
-    }: BuiltShape,
+    entity: Entity,
+    collider: &Collider,
+    transform: &GlobalTransform,
+    shape: Option<WorldShape>,
     old: &ColliderWorldShape,
     was_invalid: bool,
 ) -> Option<Option<WorldShape>> {

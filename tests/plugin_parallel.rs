@@ -2,8 +2,8 @@
 //! and pair search, the reorder and the exact tests all take their parallel paths: every frame must
 //! still match brute force (or, at 40,000 colliders, an independent sweep), and a collider turning
 //! invalid and back must be marked from inside the parallel loop. A large world drifting within the
-//! broad phase's grown boxes takes its colliders into the kept grid on all four threads, and runs of
-//! rows whose transforms are scaled and unscaled in a mix get the shapes of their transforms.
+//! broad phase's grown boxes takes its colliders into the kept grid on all four threads, and a table
+//! whose transforms are scaled and unscaled in a mix gets the shapes of its transforms.
 
 mod common;
 
@@ -195,8 +195,8 @@ fn mixed_scales_over_a_parallel_prepare_stage_give_the_shapes_of_the_transforms(
     let mut app = app_with_compute_threads(4);
     app.add_systems(Update, move_all);
     let colliders = spawn_movers(&mut app, Rng(0x5ca1_ed00), 3000, 80.0, 0.6..2.6);
-    // Half the colliders, drawn at random, scaled a little: each task's run of rows holds scaled and
-    // unscaled transforms in no order, so that its shapes are built without the branch on the scale.
+    // Half the colliders, drawn at random, scaled a little: the table holds scaled and unscaled
+    // transforms in no order, so that every task builds its shapes without the branch on the scale.
     let mut rng = Rng(0x0dd5);
     for &entity in &colliders {
         if rng.range(0.0, 1.0) < 0.5 {
