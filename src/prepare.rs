@@ -220,18 +220,18 @@ impl ChangedSince {
 fn scales_mixed(transforms: &[GlobalTransform]) -> bool {
     let len = transforms.len();
     let sampled = len.min(SCALE_SAMPLES);
-    let mut step = (len as f64 * 0.618_033_988_75) as usize;
-    while len > SCALE_SAMPLES && greatest_common_divisor(step, len) != 1 {
+    let mut step = if len > SCALE_SAMPLES {
+        (len as f64 * 0.618_033_988_75) as usize
+    } else {
+        1
+    };
+    while greatest_common_divisor(step, len) > 1 {
         step += 1;
     }
     let (mut row, mut scaled) = (0, 0);
     for _ in 0..sampled {
         scaled += usize::from(is_scaled(&transforms[row]));
-        row = if len > SCALE_SAMPLES {
-            (row + step) % len
-        } else {
-            row + 1
-        };
+        row = (row + step) % len;
     }
     scaled.min(sampled - scaled) * MIXED_SCALES_SHARE > sampled
 }
@@ -420,15 +420,14 @@ fn rebuild_rows_split(
             rest = after;
             list.clear();
             scope.spawn(async move {
-                let moved = |change| {
+                rebuild_table_rows(commands, run, table, |change| {
                     if room.is_some_and(|room| listed.load(Ordering::Relaxed) <= room) {
                         list.push(change);
                         if list.len() % LISTED_COUNT_STEP == 0 {
                             listed.fetch_add(LISTED_COUNT_STEP, Ordering::Relaxed);
                         }
                     }
-                };
-                rebuild_table_rows(commands, run, table, moved);
+                });
             });
         }
     });
