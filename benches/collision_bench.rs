@@ -17,7 +17,9 @@
 //! runs. `--kinds shuffled` draws each collider's kind at random, where by default the kinds follow
 //! each other in a period of ten (`KindOrder` in the benches' library). `--slow-down K` has the
 //! colliders move and turn at 1/K of their speed after the warm-up, as in a game whose colliders calm
-//! down: the broad phase's builds in the background should come at a slower pace too.
+//! down: the broad phase's builds in the background should come at a slower pace too. `--tables K`
+//! (1 to 4) spreads the colliders over K of Bevy's tables, the i-th collider in table i mod K, as a
+//! game's colliders spread over the component sets of its kinds of entity.
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
@@ -142,6 +144,13 @@ impl Workload {
 #[derive(Component)]
 struct Velocity(Vec2);
 
+/// A marker that puts the colliders that have it in a table of their own (`--tables`).
+#[derive(Component)]
+struct TableMarker<const N: u8>;
+
+/// The most tables `--tables` spreads the colliders over.
+const MAX_TABLES: usize = 4;
+
 #[derive(Resource)]
 struct Bench {
     workload: Workload,
@@ -149,6 +158,8 @@ struct Bench {
     rng: SeededRng,
     /// The order of the colliders' kinds.
     kinds: KindOrder,
+    /// How many of Bevy's tables the colliders spread over (`--tables`).
+    tables: usize,
     /// Colliders that move (all but the static ones of W3).
     movers: Vec<Entity>,
     /// The share of their speed at which the colliders move: 1 in the warm-up, and after it one over
@@ -156,10 +167,11 @@ struct Bench {
     speed: f32,
 }
 
-/// Spawns the i-th collider of the workload; it moves if `moving`.
+/// Spawns the i-th collider of the workload, in table i mod `tables`; it moves if `moving`.
 fn spawn_one(
     commands: &mut Commands,
     kinds: KindOrder,
+    tables: usize,
     rng: &mut SeededRng,
     side: f32,
     i: usize,
@@ -175,6 +187,18 @@ fn spawn_one(
     if let Some(velocity) = spawn.velocity {
         entity.insert(Velocity(velocity));
     }
+    match i % tables {
+        0 => {}
+        1 => {
+            entity.insert(TableMarker::<1>);
+        }
+        2 => {
+            entity.insert(TableMarker::<2>);
+        }
+        _ => {
+            entity.insert(TableMarker::<3>);
+        }
+    }
     entity.id()
 }
 
@@ -184,19 +208,28 @@ fn setup(mut commands: Commands, mut bench: ResMut<Bench>, count: Res<ColliderCo
         side,
         rng,
         kinds,
+        tables,
         movers,
         ..
     } = &mut *bench;
     for i in 0..count.0 {
         let moving = !matches!(workload, Workload::Resting | Workload::StaticHeavy);
-        let entity = spawn_one(&mut commands, *kinds, rng, *side, i, moving);
+        let entity = spawn_one(&mut commands, *kinds, *tables, rng, *side, i, moving);
         if moving {
             movers.push(entity);
         }
     }
     if *workload == Workload::StaticHeavy {
         for i in 0..count.0 / 100 {
-            movers.push(spawn_one(&mut commands, *kinds, rng, *side, i, true));
+            movers.push(spawn_one(
+                &mut commands,
+                *kinds,
+                *tables,
+                rng,
+                *side,
+                i,
+                true,
+            ));
         }
     }
 }
@@ -214,6 +247,7 @@ fn step(
         side,
         rng,
         kinds,
+        tables,
         movers: list,
         speed,
     } = &mut *bench;
@@ -241,7 +275,7 @@ fn step(
             commands.entity(list.swap_remove(index)).despawn();
         }
         for i in 0..churned {
-            let entity = spawn_one(&mut commands, *kinds, rng, side, i, true);
+            let entity = spawn_one(&mut commands, *kinds, *tables, rng, side, i, true);
             list.push(entity);
         }
     }
@@ -274,6 +308,7 @@ fn run(
     frames: usize,
     compute_threads: Option<usize>,
     kinds: KindOrder,
+    tables: usize,
     slow_down: usize,
 ) -> Report {
     let mut app = App::new();
@@ -288,6 +323,7 @@ fn run(
         side: workload.side(n),
         rng: SeededRng::new(0x5eed_0000 + n as u64),
         kinds,
+        tables,
         movers: Vec::new(),
         speed: 1.0,
     })
@@ -520,6 +556,14 @@ fn main() {
         vec![(workload, n)]
     };
     let rounds = count("--rounds", 1, 1);
+    let tables = count("--tables", 1, 1);
+    if tables > MAX_TABLES {
+        eprintln!("collision_bench: --tables {tables}: at most {MAX_TABLES}");
+        std::process::exit(2);
+    }
+    if tables > 1 {
+        println!("the colliders spread over {tables} tables");
+    }
     let slow_down = count("--slow-down", 1, 1);
     if slow_down > 1 {
         println!("after the warm-up the colliders move and turn at 1/{slow_down} of their speed");
@@ -529,7 +573,15 @@ fn main() {
     // seconds, falls on one run of each rather than on every run of one.
     for _ in 0..rounds {
         for (&(workload, n), runs) in plan.iter().zip(&mut runs) {
-            let report = run(workload, n, frames, compute_threads, kinds, slow_down);
+            let report = run(
+                workload,
+                n,
+                frames,
+                compute_threads,
+                kinds,
+                tables,
+                slow_down,
+            );
             runs.push(print_report(workload, n, frames, report));
         }
     }

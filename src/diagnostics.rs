@@ -46,10 +46,10 @@ pub struct CollisionDiagnostics {
     /// 4,096 colliders or more) an update that builds the grid. See the crate's README, "Performance".
     pub grid_built_in_background: bool,
     /// Whether the broad phase copied every collider out of Bevy's tables this update: for a build, or
-    /// to keep the grid where it cannot read the colliders where they are (in several tables, some with
-    /// an invalid shape, a collider's layers changed, or more of them than fit a core's cache). An
-    /// update that reads them where they are and starts a build in the background leaves that build to
-    /// gather them, on its own thread. See the crate's README, "Performance".
+    /// to keep the grid where it cannot read the colliders where they are (in more than eight tables,
+    /// some with an invalid shape, a collider's layers changed, or more of them than fit a core's
+    /// cache). An update that reads them where they are and starts a build in the background leaves
+    /// that build to gather them, on its own thread. See the crate's README, "Performance".
     pub colliders_gathered: bool,
     /// Pairs touching after the update.
     pub touching_pairs: usize,

@@ -259,3 +259,77 @@ fn colliders_that_slow_down_and_speed_up_again_match_a_sweep_every_frame() {
         "grids built in the background: {in_background:?}"
     );
 }
+
+/// Puts the colliders that have it in other tables of Bevy's than those without: [`spread_over`]
+/// combines four of them, for up to sixteen tables.
+#[derive(Component)]
+struct TableBit<const BIT: u8>;
+
+/// Moves the i-th of `colliders` to the (i mod `tables`)-th of `tables` tables.
+fn spread_over(app: &mut App, colliders: &[Entity], tables: usize) {
+    for (i, &collider) in colliders.iter().enumerate() {
+        let table = i % tables;
+        let mut collider = app.world_mut().entity_mut(collider);
+        if table & 1 != 0 {
+            collider.insert(TableBit::<0>);
+        }
+        if table & 2 != 0 {
+            collider.insert(TableBit::<1>);
+        }
+        if table & 4 != 0 {
+            collider.insert(TableBit::<2>);
+        }
+        if table & 8 != 0 {
+            collider.insert(TableBit::<3>);
+        }
+    }
+}
+
+#[test]
+fn colliders_in_up_to_eight_tables_are_read_in_place_and_in_more_gathered_matching_a_sweep() {
+    let _alone = alone();
+    // A world too small to build in the background too, whose updates sample the rows before the pass.
+    for (count, tables) in [(1_000, 3), (5_000, 3), (5_000, 8), (5_000, 9)] {
+        let (mut app, colliders) = drifting_world(count, 0x7ab1_e5e7 + tables as u64);
+        spread_over(&mut app, &colliders, tables);
+        let (mut kept_in_place, mut kept_gathered, mut in_background) = (0, 0, 0);
+        for frame in 1..40 {
+            // A collider that goes to another of the tables while the grid is kept (from the first to
+            // the second): its row is another collider's now, and the grid is built anew.
+            if frame == 25 {
+                app.world_mut()
+                    .entity_mut(colliders[0])
+                    .insert(TableBit::<0>);
+            }
+            let diagnostics = update_and_match_the_sweep(&mut app, frame);
+            assert!(
+                frame != 25 || diagnostics.grid_built,
+                "{count} colliders in {tables} tables: a collider that went to another table \
+                 builds the grid anew"
+            );
+            let kept = !(diagnostics.grid_built || diagnostics.grid_built_in_background);
+            kept_in_place += usize::from(kept && !diagnostics.colliders_gathered);
+            kept_gathered += usize::from(kept && diagnostics.colliders_gathered);
+            in_background += usize::from(diagnostics.grid_built_in_background);
+        }
+        // The first frame keeps no grid yet; a build in the background starts on a kept update.
+        if tables <= 8 {
+            assert!(
+                kept_in_place >= 20 && kept_gathered == 0,
+                "{count} colliders in {tables} tables: the grid kept {kept_in_place} times in \
+                 place, {kept_gathered} times gathering the colliders"
+            );
+        } else {
+            assert!(
+                kept_gathered >= 20 && kept_in_place == 0,
+                "{count} colliders in {tables} tables: the grid kept {kept_gathered} times \
+                 gathering the colliders, {kept_in_place} times in place"
+            );
+        }
+        let background = count >= 4_096;
+        assert!(
+            (in_background >= 4) == background,
+            "{count} colliders in {tables} tables: {in_background} grids built in the background"
+        );
+    }
+}

@@ -168,15 +168,16 @@ struct Job {
     kept: KeptEntries,
 }
 
-/// The colliders a build starts from when the update that started it read them in Bevy's one table
-/// that holds them, instead of gathering them: the entries of the build that update kept, holding this
-/// update's shapes, with each entry's row in that table and its layers (none when the build kept none).
-/// The build gathers them on its own thread ([`gather_from_entries`]). On workload W1 at 10,000 the
-/// updates that started a build took 0.125 to 0.128 ms in the broad phase against 0.163 to 0.176 ms
-/// when they gathered the colliders for it (medians of those 200 in 1,000 updates, three alternating
-/// runs each), and the pipeline's p99 went from 0.436 and 0.484 ms to 0.400 and 0.402 ms (`--all
-/// --rounds 5`, two alternating runs each). The entries are shared, not copied: a copy made by the
-/// update cost it about 0.015 ms more at the broad phase's p99 (`benches/README.md`).
+/// The colliders a build starts from when the update that started it read them in Bevy's tables that
+/// hold them, instead of gathering them: the entries of the build that update kept, holding this
+/// update's shapes, with each entry's row in those tables (counted over them one after another) and its
+/// layers (none when the build kept none). The build gathers them on its own thread
+/// ([`gather_from_entries`]). On workload W1 at 10,000 the updates that started a build took 0.125 to
+/// 0.128 ms in the broad phase against 0.163 to 0.176 ms when they gathered the colliders for it
+/// (medians of those 200 in 1,000 updates, three alternating runs each), and the pipeline's p99 went
+/// from 0.436 and 0.484 ms to 0.400 and 0.402 ms (`--all --rounds 5`, two alternating runs each). The
+/// entries are shared, not copied: a copy made by the update cost it about 0.015 ms more at the broad
+/// phase's p99 (`benches/README.md`).
 #[derive(Debug, Default)]
 struct KeptEntries {
     /// The entries, shared with the build that kept them until this build has gathered them; `None`
@@ -196,9 +197,9 @@ impl BackgroundBuild {
     }
 
     /// Starts a build that grows the boxes over the colliders of `kept`'s entries, where this update
-    /// wrote their shapes from the one table that holds them (`kept.order` gives each entry's row): the
+    /// wrote their shapes from the tables that hold them (`kept.order` gives each entry's row): the
     /// build gathers them from the shared entries on its own thread ([`KeptEntries`]), and builds the
-    /// same grid as from a gather of that table. Does nothing where [`Self::start`] does nothing.
+    /// same grid as from a gather of those tables. Does nothing where [`Self::start`] does nothing.
     pub(super) fn start_from_entries(&mut self, layered: bool, kept: &GridBuild) {
         debug_assert!(kept.order_indexes_rows, "the entries' rows are known");
         self.spawn(layered, |job| {

@@ -13,6 +13,7 @@ use bevy::math::bounding::Aabb2d;
 use bevy::prelude::*;
 use bevy::tasks::TaskPool;
 
+use super::drift::MAX_TABLES_IN_PLACE;
 use super::{ColliderEntry, padded};
 use crate::collider::{ActiveColliders, ColliderWorldShape};
 use crate::geometry::{WorldCircle, WorldShape};
@@ -52,8 +53,9 @@ pub(super) struct Gathered {
     pub invalid: usize,
     /// Whether some valid collider has layers other than [`CollisionLayers::ALL`].
     pub layered: bool,
-    /// Whether the gathered colliders' indices are the rows of one table, read as slices: one table
-    /// had rows, and none was left out as invalid.
+    /// Whether the gathered colliders' indices are the rows of the tables, one table after another,
+    /// read as slices: at most [`MAX_TABLES_IN_PLACE`] tables had rows, and none was left out as
+    /// invalid.
     pub rows: bool,
 }
 
@@ -83,9 +85,10 @@ pub(super) fn gather_colliders(colliders: &ActiveColliders, target: GatherTarget
         gathered.layered |= layered;
         count += valid;
     };
-    let mut tables_with_rows = 0;
+    let (mut tables_with_rows, mut as_slices) = (0, false);
     match colliders.contiguous_iter() {
         Ok(tables) => {
+            as_slices = true;
             for (entities, shapes, collider_layers) in tables {
                 tables_with_rows += usize::from(!entities.is_empty());
                 append(Rows {
@@ -109,16 +112,16 @@ pub(super) fn gather_colliders(colliders: &ActiveColliders, target: GatherTarget
     }
     gathered_colliders.truncate(count);
     layers.truncate(count);
-    gathered.rows = tables_with_rows == 1 && gathered.invalid == 0;
+    gathered.rows = as_slices && tables_with_rows <= MAX_TABLES_IN_PLACE && gathered.invalid == 0;
     gathered
 }
 
-/// Fills `target` as [`gather_colliders`] would from the one table that holds every collider, from the
+/// Fills `target` as [`gather_colliders`] would from the tables that hold every collider, from the
 /// entries of a build that read its colliders there instead: `entries` in the build's order, `rows`
-/// each entry's row in that table (the build's order, a permutation of the rows), and `layers` the
-/// entries' layers, empty when the build kept none. So a build in the background started by an update
-/// that read the colliders in their table (`background.rs`) gathers them on its own thread, from that
-/// update's entries.
+/// each entry's row, counted over the tables one after another (the build's order, a permutation of the
+/// rows), and `layers` the entries' layers, empty when the build kept none. So a build in the
+/// background started by an update that read the colliders in their tables (`background.rs`) gathers
+/// them on its own thread, from that update's entries.
 pub(super) fn gather_from_entries(
     entries: &[ColliderEntry],
     rows: &[u32],

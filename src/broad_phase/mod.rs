@@ -212,7 +212,7 @@ impl BroadPhase {
         let drifted = moves_alone
             && self.grown
             && match self.rows_in_place(colliders, layers_changed) {
-                Some(rows) => self.update_drifted(DriftFrom::Table(rows)),
+                Some(rows) => self.update_drifted(DriftFrom::Table(&rows)),
                 None => {
                     self.gather(colliders);
                     self.update_drifted(DriftFrom::Gathered)
@@ -227,8 +227,8 @@ impl BroadPhase {
         !drifted
     }
 
-    /// The rows of the one table that holds every collider, for an update that keeps the grid to read
-    /// in place of a gather (`drift.rs`, [`TableRows`]): where the build's gathered indices were those
+    /// The rows of the tables that hold every collider, for an update that keeps the grid to read in
+    /// place of a gather (`drift.rs`, [`TableRows`]): where the build's gathered indices were those
     /// rows and its entries fit the cache ([`GridBuild::order_indexes_rows`]), no collider's layers
     /// changed since the last update (`layers_changed`), and the entries are taken on one thread. An
     /// update on which some layers changed gathers, and builds the grid anew where they differ from the
@@ -245,7 +245,7 @@ impl BroadPhase {
         let entries = &self.build.entries;
         let one_thread = pool_for(entries.len(), drift::PARALLEL_THRESHOLD).is_none();
         (self.build.order_indexes_rows && !layers_changed && one_thread)
-            .then(|| only_table(colliders))
+            .then(|| tables_in_place(colliders))
             .flatten()
     }
 
@@ -322,7 +322,7 @@ impl BroadPhase {
     /// and the pairs of the moved ones. Returns `false` when a build is due instead.
     ///
     /// Gathered colliders are taken in the build's order (`drift.rs`), which reads them where the
-    /// build's reorder read them and their grown boxes in sequence; a table's rows in the table's order
+    /// build's reorder read them and their grown boxes in sequence; the tables' rows in their order
     /// ([`take_rows`]), each written to its slot.
     fn update_drifted(&mut self, from: DriftFrom) -> bool {
         let count = self.build.entries.len();
@@ -338,7 +338,7 @@ impl BroadPhase {
             return false;
         };
         // The build's is whether it kept the layers; a gather's whether some collider has others than
-        // the default ones now. Read from the table, the layers are those of the last gather, which
+        // the default ones now. Read from the tables, the layers are those of the last gather, which
         // found the same colliders in the same rows.
         let built_layered = !self.build.layers.is_empty();
         if let DriftFrom::Table(..) = from {
@@ -573,8 +573,9 @@ pub(crate) struct GridBuild {
     /// Bevy's tables.
     gathered: Vec<GatheredCollider>,
     gathered_layers: Vec<CollisionLayers>,
-    /// Whether the gathered colliders' indices are the rows of the one table that holds them: the
-    /// gather left no invalid collider out.
+    /// Whether the gathered colliders' indices are the rows of the tables that hold them, one table
+    /// after another: the gather read at most [`drift::MAX_TABLES_IN_PLACE`] tables with rows as
+    /// slices, and left no invalid collider out.
     gathered_rows: bool,
     /// The build's boxes: the gathered ones, packed for the grid and grown by a build that grows them;
     /// after the build or the attempt to keep it, the moved colliders' boxes, as `find_moved_pairs`'
@@ -821,22 +822,21 @@ const MOVED_LOOKUP_AHEAD: usize = 8;
 enum DriftFrom<'a> {
     /// From this update's gather.
     Gathered,
-    /// From the rows of the one table that holds them.
-    Table(TableRows<'a>),
+    /// From the rows of the tables that hold them.
+    Table(&'a TableRows<'a>),
 }
 
-/// The rows of the one table that holds every collider of `colliders`, if exactly one table has rows
-/// and the tables can be read as slices.
-fn only_table<'a>(colliders: &'a ActiveColliders) -> Option<TableRows<'a>> {
-    let tables = colliders.contiguous_iter().ok()?;
-    let mut rows = None;
-    for (entities, shapes, _) in tables.filter(|(entities, ..)| !entities.is_empty()) {
-        if rows.is_some() {
+/// The rows of the tables that hold the colliders of `colliders`, one table after another as a gather
+/// reads them, if the tables can be read as slices and at most [`drift::MAX_TABLES_IN_PLACE`] have
+/// rows.
+fn tables_in_place<'a>(colliders: &'a ActiveColliders) -> Option<TableRows<'a>> {
+    let mut rows = TableRows::default();
+    for (entities, shapes, _) in colliders.contiguous_iter().ok()? {
+        if !rows.push(entities, shapes) {
             return None;
         }
-        rows = Some(TableRows { entities, shapes });
     }
-    rows
+    Some(rows)
 }
 
 /// How many colliders of `entries` may move, besides `moved_since_build`, with at most one in
@@ -986,9 +986,9 @@ mod tests {
         assert_eq!(drift_margin([square(f32::NAN)].iter(), &mut sample), 0.0);
     }
 
-    /// An app with `count` rectangles of side 2 in a row, 3 apart, and their entities; each other one
-    /// with `Marked` when `two_tables`.
-    fn row_of_rects(count: usize, two_tables: bool) -> (App, Vec<Entity>) {
+    /// An app with `count` rectangles of side 2 in a row, 3 apart, and their entities; the k-th in the
+    /// (k mod `tables`)-th of `tables` tables (up to 16), told apart by their [`Marked`] bits.
+    fn row_of_rects(count: usize, tables: usize) -> (App, Vec<Entity>) {
         let mut app = App::new();
         app.add_plugins((
             MinimalPlugins,
@@ -999,8 +999,18 @@ mod tests {
             .map(|k| {
                 let transform = Transform::from_xyz(k as f32 * 3.0, 0.0, 0.0);
                 let mut collider = app.world_mut().spawn((transform, Collider::rect(2.0, 2.0)));
-                if two_tables && k % 2 == 0 {
-                    collider.insert(Marked);
+                let table = k % tables;
+                if table & 1 != 0 {
+                    collider.insert(Marked::<0>);
+                }
+                if table & 2 != 0 {
+                    collider.insert(Marked::<1>);
+                }
+                if table & 4 != 0 {
+                    collider.insert(Marked::<2>);
+                }
+                if table & 8 != 0 {
+                    collider.insert(Marked::<3>);
                 }
                 collider.id()
             })
@@ -1008,8 +1018,9 @@ mod tests {
         (app, colliders)
     }
 
+    /// Puts the colliders that have it in other tables than those without (see [`row_of_rects`]).
     #[derive(Component)]
-    struct Marked;
+    struct Marked<const BIT: u8>;
 
     /// Moves each of `colliders` to `place(k)` and updates: whether the update built the grid, and
     /// whether the last build grew its boxes.
@@ -1050,7 +1061,7 @@ mod tests {
 
     #[test]
     fn builds_leave_boxes_as_they_are_after_a_grown_build_that_was_never_kept() {
-        let (mut app, colliders) = row_of_rects(200, false);
+        let (mut app, colliders) = row_of_rects(200, 1);
         let update =
             |app: &mut App, place: &dyn Fn(usize) -> Vec2| place_and_update(app, &colliders, place);
         // Every collider jumps every update: no grown build is kept. The first build brought by the
@@ -1076,9 +1087,9 @@ mod tests {
             for (k, &collider) in colliders.iter().enumerate() {
                 let mut collider = app.world_mut().entity_mut(collider);
                 if (k + frame) % 2 == 0 {
-                    collider.insert(Marked);
+                    collider.insert(Marked::<0>);
                 } else {
-                    collider.remove::<Marked>();
+                    collider.remove::<Marked<0>>();
                 }
             }
             let jump = |k: usize| Vec2::new(((k * 7 + frame * 13) % 200) as f32 * 3.0, 0.0);
@@ -1092,14 +1103,15 @@ mod tests {
     #[test]
     fn jumps_found_by_the_pass_leave_boxes_as_they_are_where_builds_run_in_the_background() {
         // No sample comes before the pass in such worlds (`drift::worth_sampling`): the pass itself
-        // finds too many escaped, in the table's rows (one table) or in the gathered colliders (two).
+        // finds too many escaped, in the tables' rows (up to eight tables) or in the gathered colliders
+        // (more).
         let count = background::SIZES.start + 100;
-        for two_tables in [false, true] {
-            let (mut app, colliders) = row_of_rects(count, two_tables);
+        for tables in [1, 2, drift::MAX_TABLES_IN_PLACE + 1] {
+            let (mut app, colliders) = row_of_rects(count, tables);
             assert_eq!(
                 grown_builds_of_jumps(&mut app, &colliders, 8),
                 [1],
-                "two tables: {two_tables}"
+                "{tables} tables"
             );
         }
     }
@@ -1112,7 +1124,7 @@ mod tests {
         // starts on the wave itself, late: 420 left, more than a quarter of the room for moves. The
         // build after it starts an update earlier, and so does every build after that.
         let count = background::SIZES.start + 100;
-        let (mut app, colliders) = row_of_rects(count, false);
+        let (mut app, colliders) = row_of_rects(count, 1);
         let mut waves = Vec::new();
         let mut taken_in = 0;
         for frame in 0..80 {
@@ -1147,7 +1159,7 @@ mod tests {
         // update, 0.05 again from the 210th. The builds keep the pace of the fast stretch where only
         // the last build's age started them (one in three updates, 50 builds in the slow stretch).
         let count = background::SIZES.start + 100;
-        let (mut app, colliders) = row_of_rects(count, false);
+        let (mut app, colliders) = row_of_rects(count, 1);
         let mut went = 0.0;
         let mut builds: [Vec<(usize, bool)>; 3] = Default::default();
         for frame in 0..300 {
