@@ -19,7 +19,8 @@
 //! colliders move and turn at 1/K of their speed after the warm-up, as in a game whose colliders calm
 //! down: the broad phase's builds in the background should come at a slower pace too. `--tables K`
 //! (1 to 4) spreads the colliders over K of Bevy's tables, the i-th collider in table i mod K, as a
-//! game's colliders spread over the component sets of its kinds of entity.
+//! game's colliders spread over the component sets of its kinds of entity. `--churn C` has W6 despawn
+//! and spawn C colliders a frame in place of 1% of them.
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
@@ -160,6 +161,8 @@ struct Bench {
     kinds: KindOrder,
     /// How many of Bevy's tables the colliders spread over (`--tables`).
     tables: usize,
+    /// How many colliders W6 despawns and spawns a frame (`--churn`); 1% of them unless told.
+    churn: Option<usize>,
     /// Colliders that move (all but the static ones of W3).
     movers: Vec<Entity>,
     /// The share of their speed at which the colliders move: 1 in the warm-up, and after it one over
@@ -248,6 +251,7 @@ fn step(
         rng,
         kinds,
         tables,
+        churn,
         movers: list,
         speed,
     } = &mut *bench;
@@ -269,7 +273,7 @@ fn step(
         }
     }
     if *workload == Workload::Churn {
-        let churned = (list.len() / 100).max(1);
+        let churned = churn.unwrap_or((list.len() / 100).max(1)).min(list.len());
         for _ in 0..churned {
             let index = (rng.unit() * list.len() as f32) as usize % list.len();
             commands.entity(list.swap_remove(index)).despawn();
@@ -302,18 +306,22 @@ struct Report {
     gathered: usize,
 }
 
-fn run(
-    workload: Workload,
-    n: usize,
+/// What the command line sets for every run besides the workload and its size.
+#[derive(Clone, Copy)]
+struct RunOptions {
     frames: usize,
     compute_threads: Option<usize>,
     kinds: KindOrder,
     tables: usize,
     slow_down: usize,
-) -> Report {
+    churn: Option<usize>,
+}
+
+fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
+    let frames = options.frames;
     let mut app = App::new();
     app.add_plugins((
-        MinimalPlugins.set(task_pool_plugin(compute_threads)),
+        MinimalPlugins.set(task_pool_plugin(options.compute_threads)),
         TransformPlugin,
         RectCollisionPlugin::default(),
     ))
@@ -322,8 +330,9 @@ fn run(
         workload,
         side: workload.side(n),
         rng: SeededRng::new(0x5eed_0000 + n as u64),
-        kinds,
-        tables,
+        kinds: options.kinds,
+        tables: options.tables,
+        churn: options.churn,
         movers: Vec::new(),
         speed: 1.0,
     })
@@ -365,7 +374,7 @@ fn run(
     };
     for frame in 0..WARMUP_FRAMES + frames {
         if frame == WARMUP_FRAMES {
-            app.world_mut().resource_mut::<Bench>().speed = 1.0 / slow_down as f32;
+            app.world_mut().resource_mut::<Bench>().speed = 1.0 / options.slow_down as f32;
         }
         let allocations = ALLOCATIONS.load(Ordering::Relaxed);
         let start = Instant::now();
@@ -568,20 +577,24 @@ fn main() {
     if slow_down > 1 {
         println!("after the warm-up the colliders move and turn at 1/{slow_down} of their speed");
     }
+    let churn = (args.iter().any(|arg| arg == "--churn")).then(|| count("--churn", 1, 0));
+    if let Some(churn) = churn {
+        println!("W6 despawns and spawns {churn} a frame (--churn)");
+    }
+    let options = RunOptions {
+        frames,
+        compute_threads,
+        kinds,
+        tables,
+        slow_down,
+        churn,
+    };
     let mut runs: Vec<Vec<Summary>> = plan.iter().map(|_| Vec::new()).collect();
     // Round by round, every workload once a round: a slow stretch of the machine, which here lasts
     // seconds, falls on one run of each rather than on every run of one.
     for _ in 0..rounds {
         for (&(workload, n), runs) in plan.iter().zip(&mut runs) {
-            let report = run(
-                workload,
-                n,
-                frames,
-                compute_threads,
-                kinds,
-                tables,
-                slow_down,
-            );
+            let report = run(workload, n, options);
             runs.push(print_report(workload, n, frames, report));
         }
     }
