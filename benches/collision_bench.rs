@@ -19,8 +19,8 @@
 //! colliders move and turn at 1/K of their speed after the warm-up, as in a game whose colliders calm
 //! down: the broad phase's builds in the background should come at a slower pace too. `--tables K`
 //! (1 to 4) spreads the colliders over K of Bevy's tables, the i-th collider in table i mod K, as a
-//! game's colliders spread over the component sets of its kinds of entity. `--churn C` has W6 despawn
-//! and spawn C colliders a frame in place of 1% of them.
+//! game's colliders spread over the component sets of its kinds of entity. `--churn C` despawns C of
+//! the moving colliders a frame and spawns C moving ones, in any workload (W6 churns 1% unless told).
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
@@ -161,7 +161,8 @@ struct Bench {
     kinds: KindOrder,
     /// How many of Bevy's tables the colliders spread over (`--tables`).
     tables: usize,
-    /// How many colliders W6 despawns and spawns a frame (`--churn`); 1% of them unless told.
+    /// How many moving colliders are despawned and spawned a frame (`--churn`); W6 churns 1% of them
+    /// unless told, the other workloads none.
     churn: Option<usize>,
     /// Colliders that move (all but the static ones of W3).
     movers: Vec<Entity>,
@@ -272,7 +273,7 @@ fn step(
             }
         }
     }
-    if *workload == Workload::Churn {
+    if *workload == Workload::Churn || churn.is_some() {
         let churned = churn.unwrap_or((list.len() / 100).max(1)).min(list.len());
         for _ in 0..churned {
             let index = (rng.unit() * list.len() as f32) as usize % list.len();
@@ -579,7 +580,7 @@ fn main() {
     }
     let churn = (args.iter().any(|arg| arg == "--churn")).then(|| count("--churn", 1, 0));
     if let Some(churn) = churn {
-        println!("W6 despawns and spawns {churn} a frame (--churn)");
+        println!("{churn} moving colliders despawned and spawned a frame (--churn)");
     }
     let options = RunOptions {
         frames,

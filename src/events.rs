@@ -308,11 +308,14 @@ impl CollisionTriggers<'_, '_> {
 /// Ends every contact of a collider the moment its `Collider` is removed or its entity despawned, even
 /// when that happens after this frame's update (in an observer, or a later system): its partners'
 /// [`CollidingEntities`] never name a collider that is gone, and every start still gets its end: a
-/// message, and the entity events where some observer watches them. Sending these through
+/// message, and the entity events where some observer watches them. The broad phase is told too
+/// ([`BroadPhase::removed`](crate::broad_phase::BroadPhase)), and takes the collider out of its grid on
+/// its next update, wherever in the schedule the removal came. Sending these through
 /// [`CollisionTriggers`] took W6 (100 colliders despawned a frame) from 872.0 to 870.7 million
 /// instructions in 70 updates of 10,000 colliders (callgrind).
 pub(crate) fn end_contacts_of_removed_collider(
     removed: On<Remove, crate::collider::Collider>,
+    mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
     mut contacts: ResMut<crate::narrow_phase::Contacts>,
     mut colliding: CollidingSets,
     mut ended_writer: MessageWriter<CollisionEnded>,
@@ -320,6 +323,8 @@ pub(crate) fn end_contacts_of_removed_collider(
     mut buffers: Local<(Vec<Entity>, Vec<CollisionEnded>)>,
 ) {
     let entity = removed.entity;
+    // The broad phase takes it out of its grid on its next update.
+    broad_phase.removed.push(entity);
     let (partners, ended) = &mut *buffers;
     partners.clear();
     ended.clear();

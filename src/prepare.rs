@@ -107,6 +107,12 @@ pub(crate) fn update_world_shapes(
                 broad_phase.layers_changed |= layers.is_some_and(|layers| {
                     let since = ChangedSince::new(layers.last_run_tick(), layers.this_run_tick());
                     any_changed(layers.changed_ticks_slice(), since)
+                        && layers_changed_beyond_new_colliders(
+                            &layers,
+                            layers.changed_ticks_slice(),
+                            colliders.added_ticks_slice(),
+                            since,
+                        )
                 });
                 let (world_shapes, mut world_shape_ticks) =
                     ContiguousMut::bypass_change_detection_split(world_shapes);
@@ -156,6 +162,36 @@ pub(crate) fn update_world_shapes(
         }
     }
     diagnostics.timings.prepare = timer.elapsed();
+}
+
+/// Whether the `layers` of a table's rows changed (`changed_ticks`) `since` a run for a collider older
+/// than that run, or for a new one (`collider_added_ticks`) whose layers are not
+/// [`CollisionLayers::ALL`]: a new collider's layers are new too, but where they are the default ones
+/// the broad phase may take the collider in without a build ([`BroadPhase::layers_changed`]). Asked
+/// only where some row's layers changed ([`any_changed`]); rows are read only in the blocks of
+/// [`TICK_BLOCK`] where some did, such as the last blocks of a table that new colliders joined.
+#[cold]
+fn layers_changed_beyond_new_colliders(
+    layers: &[CollisionLayers],
+    changed_ticks: &[Tick],
+    collider_added_ticks: &[Tick],
+    since: ChangedSince,
+) -> bool {
+    let changed_beyond_new = |((layers, &changed), &added): ((&CollisionLayers, &Tick), &Tick)| {
+        since.holds(changed) && !(since.holds(added) && *layers == CollisionLayers::ALL)
+    };
+    let blocks = (layers.chunks(TICK_BLOCK))
+        .zip(changed_ticks.chunks(TICK_BLOCK))
+        .zip(collider_added_ticks.chunks(TICK_BLOCK));
+    (blocks.filter(|((_, changed), _)| any_changed(changed, since))).any(
+        |((layers, changed), added)| {
+            layers
+                .iter()
+                .zip(changed)
+                .zip(added)
+                .any(changed_beyond_new)
+        },
+    )
 }
 
 /// Whether any of `ticks` changed `since` a run: whether a component of the table changed since then.
@@ -456,8 +492,8 @@ fn record_callers(ticks: &mut ContiguousComponentTicksMut, this_run: Tick) {
     });
 }
 
-/// [`new_world_shape`] for one item of [`ChangedColliders`], written to its world shape: returns the
-/// entity and its new shape when the shape of an enabled collider changed.
+/// [`changed_world_shape`] for one item of [`ChangedColliders`], written to its world shape: returns
+/// the entity and its new shape when the shape of an enabled collider changed.
 #[inline(always)]
 fn rebuild_changed(
     commands: &ParallelCommands,

@@ -6,6 +6,9 @@
 //! - the pairs left open by the event stream are exactly the pairs in `CollidingEntities`;
 //! - `CollidingEntities` is symmetric;
 //! - and it equals brute force over the geometry functions.
+//!
+//! A second run churns only which colliders exist, in a world where few move, whose grid the broad phase
+//! keeps through it: the colliders that come and go count as moved.
 
 mod common;
 
@@ -57,11 +60,17 @@ fn despawn_other(hit: On<CollisionStarted>, mut commands: Commands) {
 
 /// Applies one random operation to the world.
 fn churn_once(app: &mut App, rng: &mut Rng, live: &mut Vec<Entity>) {
+    let operation = rng.below(14);
+    apply(operation, app, rng, live);
+}
+
+/// Applies operation number `operation` of [`churn_once`] to the world.
+fn apply(operation: usize, app: &mut App, rng: &mut Rng, live: &mut Vec<Entity>) {
     let world = app.world_mut();
     live.retain(|&e| world.get_entity(e).is_ok());
     let pick =
         |rng: &mut Rng, live: &[Entity]| (!live.is_empty()).then(|| live[rng.below(live.len())]);
-    match rng.below(14) {
+    match operation {
         0..=2 => {
             let bundle = (rng.transform(), rng.collider());
             let entity = match (rng.below(6), pick(rng, live)) {
@@ -193,6 +202,17 @@ fn check_invariants(app: &mut App, frame: u32) -> usize {
     log(app).stream.len()
 }
 
+/// Checks that the churn sent more than `least` starts and as many ends.
+fn assert_events_exercised(app: &App, least: usize) {
+    let log = log(app);
+    assert!(
+        log.started.len() > least && log.ended.len() > least,
+        "the churn must exercise the events: {} starts, {} ends",
+        log.started.len(),
+        log.ended.len()
+    );
+}
+
 #[test]
 fn churn_keeps_every_invariant() {
     let mut app = app();
@@ -209,17 +229,101 @@ fn churn_keeps_every_invariant() {
         app.update();
         events = check_invariants(&mut app, frame);
     }
+    assert_events_exercised(&app, 500);
     let log = log(&app);
-    assert!(
-        log.started.len() > 500 && log.ended.len() > 500,
-        "the churn must exercise the events: {} starts, {} ends",
-        log.started.len(),
-        log.ended.len()
-    );
     println!(
         "churn: {FRAMES} frames, {events} events checked ({} starts, {} ends), {} colliders alive at the end",
         log.started.len(),
         log.ended.len(),
         live.len()
+    );
+}
+
+/// Moves every collider with a [`Velocity`] by it, each update.
+fn move_movers(mut movers: Query<(&mut Transform, &Velocity)>) {
+    for (mut transform, velocity) in &mut movers {
+        transform.translation += velocity.0.extend(0.0);
+    }
+}
+
+/// Applies one random change of membership, an operation of [`churn_once`]: a collider spawned (a
+/// child, or despawning what it starts touching, some of the time), despawned, its `Collider` removed,
+/// replaced, or inserted again after its removal, or a collider added and removed before the pipeline
+/// sees it.
+fn spawn_or_despawn_once(app: &mut App, rng: &mut Rng, live: &mut Vec<Entity>) {
+    const MEMBERSHIP: [usize; 8] = [0, 1, 2, 3, 3, 10, 11, 12];
+    let operation = MEMBERSHIP[rng.below(MEMBERSHIP.len())];
+    apply(operation, app, rng, live);
+}
+
+/// How many colliders took part when the broad phase ran: observers may despawn some later in the
+/// update.
+#[derive(Resource, Default)]
+struct CollidersAtBroadPhase(usize);
+
+fn count_colliders(
+    colliders: Query<
+        (),
+        (
+            With<Collider>,
+            Without<ColliderDisabled>,
+            Without<InvalidCollider>,
+        ),
+    >,
+    mut count: ResMut<CollidersAtBroadPhase>,
+) {
+    count.0 = colliders.iter().count();
+}
+
+#[test]
+fn colliders_spawned_and_despawned_among_still_ones_keep_the_grid_and_every_invariant() {
+    let mut app = app();
+    app.init_resource::<CollidersAtBroadPhase>()
+        .add_systems(Update, move_movers)
+        .add_systems(
+            PostUpdate,
+            count_colliders
+                .after(CollisionSystems::BroadPhase)
+                .before(CollisionSystems::NarrowPhase),
+        );
+    let mut rng = Rng(0x5b0a_7d35_9e11_c0de);
+    // Still colliders packed tight enough to touch, and ten moving among them: few move, so the grid
+    // is kept, and the colliders that come and go count as moved.
+    let mut live: Vec<Entity> = (0..400)
+        .map(|k| {
+            let bundle = (rng.transform(), rng.collider());
+            let velocity = Velocity(Vec2::new(rng.range(-0.3, 0.3), rng.range(-0.3, 0.3)));
+            let mut collider = app.world_mut().spawn(bundle);
+            if k < 10 {
+                collider.insert(velocity);
+            }
+            collider.id()
+        })
+        .collect();
+    app.update();
+    let (mut kept, mut built) = (0, 0);
+    for frame in 0..600 {
+        for _ in 0..rng.below(4) {
+            spawn_or_despawn_once(&mut app, &mut rng, &mut live);
+        }
+        app.update();
+        check_invariants(&mut app, frame);
+        let diagnostics = *app.world().resource::<CollisionDiagnostics>();
+        if diagnostics.grid_built {
+            built += 1;
+        } else {
+            kept += 1;
+        }
+        assert_eq!(
+            diagnostics.colliders,
+            app.world().resource::<CollidersAtBroadPhase>().0,
+            "frame {frame}: the colliders taking part, gone ones left out"
+        );
+    }
+    assert_events_exercised(&app, 300);
+    // A build comes once one collider in eight has moved, come or gone since the last.
+    assert!(
+        kept > 4 * built,
+        "the grid was kept {kept} times and built {built} times"
     );
 }

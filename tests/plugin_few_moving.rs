@@ -319,3 +319,105 @@ fn drifting_colliders_read_in_their_table_match_brute_force_when_rows_change_ent
     *app.world_mut().get_mut::<Transform>(toucher).unwrap() = transform;
     update_until_kept_in_place_and_built(&mut app, "after the collider turned valid");
 }
+
+/// The entity a game's system despawns between the broad phase and the events stage, on the update
+/// whose number it holds.
+#[derive(Resource)]
+struct DespawnBetweenStages(Entity, u32);
+
+fn despawn_between_stages(
+    mut commands: Commands,
+    target: Res<DespawnBetweenStages>,
+    log: Res<EventLog>,
+) {
+    if log.updates == target.1 {
+        commands.entity(target.0).despawn();
+    }
+}
+
+#[test]
+fn a_collider_despawned_between_the_stages_takes_no_part_in_later_updates() {
+    let mut app = app();
+    app.add_systems(Update, move_movers);
+    // A row of still squares, 3 apart, and a square moving along it from the left: it touches each in
+    // turn. The third square is despawned by a system of the game's between the broad phase and the
+    // events stage, before the mover reaches it.
+    let still: Vec<Entity> = (0..40)
+        .map(|k| {
+            let at = Transform::from_xyz(k as f32 * 3.0, 0.0, 0.0);
+            app.world_mut().spawn((at, Collider::rect(2.0, 2.0))).id()
+        })
+        .collect();
+    let mover = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(-4.0, 0.0, 0.0),
+            Collider::rect(2.0, 2.0),
+            Velocity(Vec2::new(0.5, 0.0)),
+        ))
+        .id();
+    let gone = still[2];
+    app.insert_resource(DespawnBetweenStages(gone, 3))
+        .add_systems(
+            PostUpdate,
+            despawn_between_stages
+                .after(CollisionSystems::BroadPhase)
+                .before(CollisionSystems::Events),
+        );
+    let mut kept = 0;
+    for frame in 0..100 {
+        app.update();
+        assert_matches_brute_force(&mut app, &format!("frame {frame}"));
+        assert!(
+            !touching(&mut app, mover).contains(&gone),
+            "frame {frame}: the mover touches a despawned collider"
+        );
+        kept += usize::from(!app.world().resource::<CollisionDiagnostics>().grid_built);
+    }
+    let (started, _) = log(&app).counts_for(gone);
+    assert_eq!(started, 0, "the despawned square never started touching");
+    let (started, ended) = log(&app).counts_for(mover);
+    // The mover touches one or two squares at a time.
+    assert!(
+        started >= 10 && started - ended <= 2,
+        "the mover touched the squares in turn: {started} starts, {ended} ends"
+    );
+    assert!(kept >= 60, "the grid was kept {kept} times");
+}
+
+#[test]
+fn a_collider_spawned_with_layers_of_its_own_builds_the_grid_and_one_with_the_default_ones_does_not()
+ {
+    let mut app = app();
+    let squares: Vec<Entity> = (0..40)
+        .map(|k| {
+            let at = Transform::from_xyz(k as f32 * 3.0, 0.0, 0.0);
+            app.world_mut().spawn((at, Collider::rect(2.0, 2.0))).id()
+        })
+        .collect();
+    app.update();
+    // On the first square, with the default layers: taken in as a moved collider, the grid kept.
+    let plain = (Transform::from_xyz(0.5, 0.0, 0.0), Collider::rect(2.0, 2.0));
+    let plain = app.world_mut().spawn(plain).id();
+    app.update();
+    assert!(!app.world().resource::<CollisionDiagnostics>().grid_built);
+    assert!(touching(&mut app, plain).contains(&squares[0]));
+    // On the second square, in a layer that collides with nothing: the pairs must be filtered by
+    // layers from now on, which a build sets up.
+    let apart = (
+        Transform::from_xyz(3.5, 0.0, 0.0),
+        Collider::rect(2.0, 2.0),
+        CollisionLayers::new(0b10, 0),
+    );
+    let apart = app.world_mut().spawn(apart).id();
+    app.update();
+    assert!(app.world().resource::<CollisionDiagnostics>().grid_built);
+    assert!(touching(&mut app, apart).is_empty());
+    // In a world filtered by layers, a new collider brings a build too: the build's layers need its.
+    let third = (Transform::from_xyz(6.5, 0.0, 0.0), Collider::rect(2.0, 2.0));
+    let third = app.world_mut().spawn(third).id();
+    app.update();
+    assert!(app.world().resource::<CollisionDiagnostics>().grid_built);
+    assert!(touching(&mut app, third).contains(&squares[2]));
+    assert_matches_brute_force(&mut app, "after the spawns");
+}

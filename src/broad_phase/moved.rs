@@ -2,7 +2,10 @@
 //!
 //! When few colliders move (a level of walls and a few characters), the broad phase keeps the grid of
 //! its last full build and only looks for pairs that involve a collider that moved since: a pair of two
-//! colliders that stayed still touches now exactly when it touched before. This file keeps that record.
+//! colliders that stayed still touches now exactly when it touched before. This file keeps that record,
+//! and the colliders that came or went since the build: a new one takes a slot after the build's and
+//! counts as moved, a removed one keeps its slot, counted as moved, and is marked gone, so that it has
+//! no pairs.
 
 use bevy::prelude::*;
 
@@ -17,6 +20,11 @@ pub(crate) struct MovedSinceBuild {
     slot_of: Vec<u32>,
     /// By slot: whether the entry moved since the build.
     is_moved: Vec<bool>,
+    /// By slot, for slots up to the last one removed since the build: whether its collider is gone.
+    is_gone: Vec<bool>,
+    /// How many slots [`Self::append`] added and [`Self::remove`] marked gone since the build.
+    added: usize,
+    gone: usize,
     /// The moved slots, each once, in the order they first moved.
     slots: Vec<u32>,
     /// Whether the tables above describe the entries of the last build. A build only clears this flag:
@@ -29,6 +37,8 @@ impl MovedSinceBuild {
     /// Forgets every move: the grid was just built. Call [`Self::index`] before the other queries.
     pub(crate) fn reset(&mut self) {
         self.slots.clear();
+        self.is_gone.clear();
+        (self.added, self.gone) = (0, 0);
         self.indexed = false;
     }
 
@@ -56,6 +66,50 @@ impl MovedSinceBuild {
         debug_assert!(self.indexed, "`index` comes before `slot`");
         let slot = *self.slot_of.get(entity.index_u32() as usize)? as usize;
         (entries.get(slot)?.entity == entity).then_some(slot)
+    }
+
+    /// Records that `entity`, new since the build, was appended to the entries at `slot` (their length
+    /// before), and counts it as moved.
+    pub(crate) fn append(&mut self, entity: Entity, slot: usize) {
+        debug_assert!(self.indexed, "`index` comes before `append`");
+        debug_assert_eq!(slot, self.is_moved.len(), "appended after every slot");
+        let index = entity.index_u32() as usize;
+        if index >= self.slot_of.len() {
+            self.slot_of.resize(index + 1, u32::MAX);
+        }
+        self.slot_of[index] = slot as u32;
+        self.is_moved.push(false);
+        self.mark(slot);
+        self.added += 1;
+    }
+
+    /// Records that the collider of the entry at `slot` is gone, and counts it as moved.
+    pub(crate) fn remove(&mut self, slot: usize) {
+        if self.is_gone.len() <= slot {
+            self.is_gone.resize(slot + 1, false);
+        }
+        if !self.is_gone[slot] {
+            self.is_gone[slot] = true;
+            self.gone += 1;
+        }
+        self.mark(slot);
+    }
+
+    /// Whether the collider of the entry at `slot` is gone since the build ([`Self::remove`]).
+    #[inline]
+    pub(crate) fn is_gone(&self, slot: usize) -> bool {
+        self.is_gone.get(slot).copied().unwrap_or(false)
+    }
+
+    /// How many entries are gone since the build.
+    pub(crate) fn gone_count(&self) -> usize {
+        self.gone
+    }
+
+    /// Whether a collider came or went since the build: the entries are then no longer the build's
+    /// gathered colliders, one to one.
+    pub(crate) fn membership_changed(&self) -> bool {
+        self.added + self.gone > 0
     }
 
     /// Records that the entry at `slot` moved.
