@@ -667,8 +667,8 @@ fn robust_length(v: Vec2) -> f32 {
 /// The world-space shape of a [`Collider`], rebuilt by the plugin from the entity's `GlobalTransform`
 /// in [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare) whenever either changes.
 ///
-/// `None` until the first update, and while the collider is invalid (a NaN, infinite or zero-scale
-/// transform, or a bad size): such a collider touches nothing.
+/// `None` until the first update, while the collider is invalid (a NaN, infinite or zero-scale
+/// transform, or a bad size), and once the `Collider` is removed: such a collider touches nothing.
 ///
 /// ```
 /// use bevy::prelude::*;

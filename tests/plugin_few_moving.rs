@@ -421,3 +421,56 @@ fn a_collider_spawned_with_layers_of_its_own_builds_the_grid_and_one_with_the_de
     assert!(touching(&mut app, third).contains(&squares[2]));
     assert_matches_brute_force(&mut app, "after the spawns");
 }
+
+#[test]
+fn a_collider_removed_and_inserted_again_unchanged_collides_again_while_the_grid_is_kept() {
+    let mut app = app();
+    // Pairs of overlapping squares in a row, still: the grid is kept through the changes below.
+    let squares: Vec<Entity> = (0..80)
+        .map(|k| {
+            let at = Transform::from_xyz((k / 2) as f32 * 5.0 + (k % 2) as f32, 0.0, 0.0);
+            app.world_mut().spawn((at, Collider::rect(2.0, 2.0))).id()
+        })
+        .collect();
+    app.update();
+    let (first, partner) = (squares[0], squares[1]);
+    assert!(touching(&mut app, first).contains(&partner));
+    for frame in 0..8 {
+        match frame {
+            // Removed, then back with the very same collider, whose world shape does not change; and
+            // again in one go between two updates.
+            1 => {
+                app.world_mut().entity_mut(first).remove::<Collider>();
+            }
+            4 => {
+                app.world_mut()
+                    .entity_mut(first)
+                    .insert(Collider::rect(2.0, 2.0));
+            }
+            6 => {
+                let mut entity = app.world_mut().entity_mut(first);
+                entity.remove::<Collider>();
+                entity.insert(Collider::rect(2.0, 2.0));
+            }
+            _ => {}
+        }
+        app.update();
+        assert_matches_brute_force(&mut app, &format!("frame {frame}"));
+        assert!(
+            !app.world().resource::<CollisionDiagnostics>().grid_built,
+            "frame {frame}: the grid is kept"
+        );
+        let expected = !(1..4).contains(&frame);
+        assert_eq!(
+            touching(&mut app, first).contains(&partner),
+            expected,
+            "frame {frame}"
+        );
+    }
+    let (started, ended) = log(&app).counts_for(first);
+    assert_eq!(
+        (started, ended),
+        (3, 2),
+        "started at the spawn and on each return"
+    );
+}

@@ -514,7 +514,9 @@ impl BroadPhase {
                     self.moved_shapes.push((slot, shape))
                 }
                 (_, Some(_)) if !colliders.contains(entity) => {}
-                // New since the build, or back after its `Collider` was removed: a slot of its own.
+                // New since the build, or back after its `Collider` was removed on an earlier update
+                // (whose world shape the removal set to `None`, so that the prepare stage hands it on
+                // as changed): a slot of its own.
                 (_, Some(shape)) if !layered => self.new_colliders.push((entity, shape)),
                 _ => return false,
             }
@@ -987,7 +989,8 @@ pub(crate) fn find_candidate_pairs(
     }
     broad_phase.moved_entities.clear();
     broad_phase.removed.clear();
-    diagnostics.colliders = broad_phase.build.entries.len() - broad_phase.build.moved.gone_count();
+    diagnostics.colliders =
+        broad_phase.build.entries.len() - broad_phase.build.moved.gone_slots().len();
     diagnostics.invalid_colliders = broad_phase.invalid;
     diagnostics.candidate_pairs = broad_phase.candidates.len();
     diagnostics.timings.broad_phase = timer.elapsed();

@@ -22,9 +22,10 @@ pub(crate) struct MovedSinceBuild {
     is_moved: Vec<bool>,
     /// By slot, for slots up to the last one removed since the build: whether its collider is gone.
     is_gone: Vec<bool>,
-    /// How many slots [`Self::append`] added and [`Self::remove`] marked gone since the build.
+    /// How many slots [`Self::append`] added since the build, and the slots [`Self::remove`] marked
+    /// gone.
     added: usize,
-    gone: usize,
+    gone: Vec<u32>,
     /// The moved slots, each once, in the order they first moved.
     slots: Vec<u32>,
     /// Whether the tables above describe the entries of the last build. A build only clears this flag:
@@ -38,7 +39,8 @@ impl MovedSinceBuild {
     pub(crate) fn reset(&mut self) {
         self.slots.clear();
         self.is_gone.clear();
-        (self.added, self.gone) = (0, 0);
+        self.gone.clear();
+        self.added = 0;
         self.indexed = false;
     }
 
@@ -90,7 +92,7 @@ impl MovedSinceBuild {
         }
         if !self.is_gone[slot] {
             self.is_gone[slot] = true;
-            self.gone += 1;
+            self.gone.push(slot as u32);
         }
         self.mark(slot);
     }
@@ -101,15 +103,15 @@ impl MovedSinceBuild {
         self.is_gone.get(slot).copied().unwrap_or(false)
     }
 
-    /// How many entries are gone since the build.
-    pub(crate) fn gone_count(&self) -> usize {
-        self.gone
+    /// The slots whose colliders are gone since the build, in the order they went.
+    pub(crate) fn gone_slots(&self) -> &[u32] {
+        &self.gone
     }
 
     /// Whether a collider came or went since the build: the entries are then no longer the build's
     /// gathered colliders, one to one.
     pub(crate) fn membership_changed(&self) -> bool {
-        self.added + self.gone > 0
+        self.added > 0 || !self.gone.is_empty()
     }
 
     /// Records that the entry at `slot` moved.
