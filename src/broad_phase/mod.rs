@@ -559,10 +559,16 @@ impl BroadPhase {
             ..
         } = self;
         // A gone collider's slot counts as moved, so that no pair of the build's has it, and has no
-        // pairs of its own.
-        live_moved.clear();
-        live_moved.extend((moved.slots().iter()).filter(|&&slot| !moved.is_gone(slot as usize)));
-        let slots = &live_moved[..];
+        // pairs of its own. Copied only where some are gone: the drifting colliders' updates, which
+        // take this path with up to one collider in eight moved, never have any.
+        let slots = if moved.gone_slots().is_empty() {
+            moved.slots()
+        } else {
+            let live = |&&slot: &&u32| !moved.is_gone(slot as usize);
+            live_moved.clear();
+            live_moved.extend(moved.slots().iter().filter(live));
+            &live_moved[..]
+        };
         aabbs.clear();
         aabbs.extend(
             slots
