@@ -7,8 +7,8 @@
 //! - `CollidingEntities` is symmetric;
 //! - and it equals brute force over the geometry functions.
 //!
-//! A second run churns only which colliders exist, in a world where few move, whose grid the broad phase
-//! keeps through it: the colliders that come and go count as moved.
+//! A second run churns only which colliders exist, in a world where few move, whose grid the broad
+//! phase keeps through it: the colliders that come and go count as moved.
 
 mod common;
 
