@@ -386,8 +386,7 @@ fn a_collider_despawned_between_the_stages_takes_no_part_in_later_updates() {
 }
 
 #[test]
-fn a_collider_spawned_with_layers_of_its_own_builds_the_grid_and_one_with_the_default_ones_does_not()
- {
+fn a_new_collider_with_its_own_layers_builds_the_grid_and_one_with_the_default_ones_does_not() {
     let mut app = app();
     let squares: Vec<Entity> = (0..40)
         .map(|k| {
