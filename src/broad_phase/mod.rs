@@ -101,9 +101,8 @@ pub struct BroadPhase {
     gathered_this_update: bool,
     /// This update's moved colliders: their slots and new shapes.
     moved_shapes: Vec<(usize, WorldShape)>,
-    /// This update's colliders new since the build, with their shapes, and the slots of those gone.
+    /// This update's colliders new since the build, with their shapes.
     new_colliders: Vec<(Entity, WorldShape)>,
-    gone_slots: Vec<usize>,
     /// The colliders moved since the build that are not gone: those whose pairs are looked for.
     live_moved: Vec<u32>,
     /// The grid of the colliders moved since the build, rebuilt each update.
@@ -475,8 +474,8 @@ impl BroadPhase {
     }
 
     /// Takes this update's moved colliders into the entries and finds the pairs that involve a collider
-    /// moved since the last build. Returns `false`, changing nothing, when a full build is due instead:
-    /// too many moved, or one of them became invalid.
+    /// moved since the last build. Returns `false` when a full build is due instead, having changed
+    /// nothing the build keeps: too many moved, or one of them became invalid.
     ///
     /// Colliders that came or went count as moved, so that a game that spawns and despawns a few
     /// colliders a frame (shots in a level of walls) keeps its grid: a new collider is appended to the
@@ -494,25 +493,25 @@ impl BroadPhase {
         let layered = self.layered || !self.build.layers.is_empty();
         let moved = &mut self.build.moved;
         moved.index(&self.build.entries);
-        // Check every change before making any. A removed collider that is active again (its
-        // `Collider` inserted anew) keeps its slot: it moved if its shape changed, like any other.
-        self.gone_slots.clear();
+        // The removed colliders first, as a new collider may take the index of a gone one's entity. One
+        // active again (its `Collider` inserted anew) keeps its slot: it moved if its shape changed,
+        // like any other. Where a build comes instead (below), it forgets these marks.
         for &entity in &self.removed {
             if !colliders.contains(entity)
                 && let Some(slot) = moved.slot(entity, &self.build.entries)
             {
-                self.gone_slots.push(slot);
+                moved.remove(slot);
             }
         }
+        // Check every other change before making any.
         self.moved_shapes.clear();
         self.new_colliders.clear();
         for &(entity, shape) in &self.moved_entities {
             match (moved.slot(entity, &self.build.entries), shape) {
-                // Removed after the prepare stage saw it move.
-                (Some(slot), _) if self.gone_slots.contains(&slot) => {}
                 (Some(slot), Some(shape)) if !moved.is_gone(slot) => {
                     self.moved_shapes.push((slot, shape))
                 }
+                // Gone since the prepare stage saw it move, or before it ever took part.
                 (_, Some(_)) if !colliders.contains(entity) => {}
                 // New since the build, or back after its `Collider` was removed on an earlier update
                 // (whose world shape the removal set to `None`, so that the prepare stage hands it on
@@ -520,10 +519,6 @@ impl BroadPhase {
                 (_, Some(shape)) if !layered => self.new_colliders.push((entity, shape)),
                 _ => return false,
             }
-        }
-        // The gone first: a new collider may take the index of a gone one's entity.
-        for &slot in &self.gone_slots {
-            moved.remove(slot);
         }
         let entries = Arc::make_mut(&mut self.build.entries);
         for &(slot, shape) in &self.moved_shapes {
