@@ -556,7 +556,7 @@ impl BroadPhase {
         // A gone collider's slot counts as moved, so that no pair of the build's has it, and has no
         // pairs of its own. Copied only where some are gone: the drifting colliders' updates, which
         // take this path with up to one collider in eight moved, never have any.
-        let slots = if moved.gone_slots().is_empty() {
+        let slots = if moved.gone_count() == 0 {
             moved.slots()
         } else {
             let live = |&&slot: &&u32| !moved.is_gone(slot as usize);
@@ -990,8 +990,7 @@ pub(crate) fn find_candidate_pairs(
     }
     broad_phase.moved_entities.clear();
     broad_phase.removed.clear();
-    diagnostics.colliders =
-        broad_phase.build.entries.len() - broad_phase.build.moved.gone_slots().len();
+    diagnostics.colliders = broad_phase.build.entries.len() - broad_phase.build.moved.gone_count();
     diagnostics.invalid_colliders = broad_phase.invalid;
     diagnostics.candidate_pairs = broad_phase.candidates.len();
     diagnostics.timings.broad_phase = timer.elapsed();

@@ -22,10 +22,9 @@ pub(crate) struct MovedSinceBuild {
     is_moved: Vec<bool>,
     /// By slot, for slots up to the last one removed since the build: whether its collider is gone.
     is_gone: Vec<bool>,
-    /// How many slots [`Self::append`] added since the build, and the slots [`Self::remove`] marked
-    /// gone.
+    /// How many slots [`Self::append`] added and [`Self::remove`] marked gone since the build.
     added: usize,
-    gone: Vec<u32>,
+    gone: usize,
     /// The moved slots, each once, in the order they first moved.
     slots: Vec<u32>,
     /// Whether the tables above describe the entries of the last build. A build only clears this flag:
@@ -39,8 +38,7 @@ impl MovedSinceBuild {
     pub(crate) fn reset(&mut self) {
         self.slots.clear();
         self.is_gone.clear();
-        self.gone.clear();
-        self.added = 0;
+        (self.added, self.gone) = (0, 0);
         self.indexed = false;
     }
 
@@ -92,7 +90,7 @@ impl MovedSinceBuild {
         }
         if !self.is_gone[slot] {
             self.is_gone[slot] = true;
-            self.gone.push(slot as u32);
+            self.gone += 1;
         }
         self.mark(slot);
     }
@@ -103,15 +101,15 @@ impl MovedSinceBuild {
         self.is_gone.get(slot).copied().unwrap_or(false)
     }
 
-    /// The slots whose colliders are gone since the build, in the order they went.
-    pub(crate) fn gone_slots(&self) -> &[u32] {
-        &self.gone
+    /// How many entries' colliders are gone since the build.
+    pub(crate) fn gone_count(&self) -> usize {
+        self.gone
     }
 
     /// Whether a collider came or went since the build: the entries are then no longer the build's
     /// gathered colliders, one to one.
     pub(crate) fn membership_changed(&self) -> bool {
-        self.added > 0 || !self.gone.is_empty()
+        self.added + self.gone > 0
     }
 
     /// Records that the entry at `slot` moved.
