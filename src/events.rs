@@ -8,6 +8,7 @@ use bevy::prelude::*;
 mod set_changes;
 
 use crate::entity_set::{SmallEntitySet, SpareEntitySets};
+use crate::narrow_phase::PairContact;
 use set_changes::SetChanges;
 
 /// From this many changes to the colliders' sets in an update (two for each start or end), they are
@@ -130,7 +131,7 @@ impl CollidingEntities {
 /// as messages (once per pair) and entity events (on both entities), and keeps [`CollidingEntities`] in
 /// step. Ends come before starts, each sorted by pair.
 pub(crate) fn report_collision_changes(
-    mut contacts: ResMut<crate::narrow_phase::Contacts>,
+    mut reported: ContactsToReport,
     mut colliding: CollidingSets,
     mut started_writer: MessageWriter<CollisionStarted>,
     mut ended_writer: MessageWriter<CollisionEnded>,
@@ -144,13 +145,13 @@ pub(crate) fn report_collision_changes(
     ended.clear();
     diagnostics.compared_pairs = 0;
     // When nothing changed, the narrow phase kept its contacts and nothing started or ended.
-    if !contacts.unchanged {
-        let (previous, current) = contacts.changes();
+    if !reported.contacts.unchanged {
+        let (previous, current) = reported.changes();
         diagnostics.compared_pairs = previous.len() + current.len();
         crate::narrow_phase::diff_contacts(
             previous,
             current,
-            &contacts.removed,
+            &reported.contacts.removed,
             |pair| {
                 started.push(CollisionStarted {
                     collider1: pair.collider1,
@@ -171,10 +172,31 @@ pub(crate) fn report_collision_changes(
     ended_writer.write_batch(ended.iter().copied());
     started_writer.write_batch(started.iter().copied());
     triggers.send(ended, started);
+    let contacts = &mut reported.contacts;
     contacts.removed.clear();
     diagnostics.started = started.len();
     diagnostics.ended = ended.len() + core::mem::take(&mut contacts.ended_on_removal);
     diagnostics.timings.events = timer.elapsed();
+}
+
+/// The narrow phase's contacts, which the events stage reports, and the entities with a `Collider`,
+/// among which a collider removed since the last update is back if its `Collider` was inserted again.
+#[derive(SystemParam)]
+pub(crate) struct ContactsToReport<'w, 's> {
+    contacts: ResMut<'w, crate::narrow_phase::Contacts>,
+    colliders: Query<'w, 's, (), With<crate::collider::Collider>>,
+}
+
+impl ContactsToReport<'_, '_> {
+    /// The pairs to compare ([`Contacts::changes`](crate::narrow_phase::Contacts::changes)), told
+    /// whether a removed collider is back.
+    fn changes(&self) -> (&[PairContact], &[PairContact]) {
+        let removed = &self.contacts.removed;
+        let back = removed
+            .iter()
+            .any(|&entity| self.colliders.contains(entity));
+        self.contacts.changes(back)
+    }
 }
 
 /// Every collider's [`CollidingEntities`], with the spare overflows their sets pass on (see

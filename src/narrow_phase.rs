@@ -173,12 +173,15 @@ impl Contacts {
     /// started.
     ///
     /// Where that update and the one before placed their pairs by the ranks of one build, and no
-    /// collider was removed since (whose pairs [`diff_contacts`] looks for in both lists), these are
-    /// the few pairs at ranks marked in one update only, with both updates' moved pairs
-    /// ([`RankedChanges`](ranked_changes::RankedChanges)); otherwise the whole lists.
-    pub(crate) fn changes(&self) -> (&[PairContact], &[PairContact]) {
+    /// collider removed since is back (`removed_back`: its `Collider` inserted again, whose pairs
+    /// touching in both lists [`diff_contacts`] starts again), these are the few pairs at ranks marked
+    /// in one update only, with both updates' moved pairs
+    /// ([`RankedChanges`](ranked_changes::RankedChanges)); otherwise the whole lists. A collider gone
+    /// counts as moved since the build: its pairs left the ranks, and those of the last update are in
+    /// the first list, where [`diff_contacts`] finds them ended already.
+    pub(crate) fn changes(&self, removed_back: bool) -> (&[PairContact], &[PairContact]) {
         if let Some(changes) = self.by_kind.ranked_changes.changes()
-            && self.removed.is_empty()
+            && !removed_back
         {
             return changes;
         }

@@ -23,7 +23,13 @@ const CACHE_BYTES: usize = 1 << 20;
 /// instructions in 70 updates with every loop asking, 645.8 million without (callgrind).
 #[inline]
 pub(crate) fn worth_prefetching<T>(items: &[T]) -> bool {
-    size_of_val(items) > CACHE_BYTES
+    worth_prefetching_as_many::<T>(items.len())
+}
+
+/// [`worth_prefetching`] for an array of `count` items, before it is filled.
+#[inline]
+pub(crate) fn worth_prefetching_as_many<T>(count: usize) -> bool {
+    count.saturating_mul(size_of::<T>()) > CACHE_BYTES
 }
 
 /// Asks for `items[index]` to be brought into the cache, if it exists; both of its ends, for an element

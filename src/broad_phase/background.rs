@@ -9,8 +9,9 @@
 //! and not finished; every collider that left its new grown box since counts as moved since that build,
 //! as after any build. So the update that would have built the grid, several times the cost of one that
 //! keeps it, finds a grid ready instead. A build that has not begun (the pool's threads busy with other
-//! work) is dropped, and so is one the update cannot use (colliders came or went, few moved): the
-//! update goes on as if none had started. The pairs and contacts are the same either way.
+//! work) is dropped, and so is one the update cannot use (few moved, a collider was enabled, the
+//! settings changed): the update goes on as if none had started. The pairs and contacts are the same
+//! either way.
 //!
 //! The build starts from the colliders the update gathered, or, where the update read them in their
 //! table, from the entries it wrote them to, shared with the build, which gathers them on its own
@@ -31,10 +32,11 @@ use super::{ColliderEntry, GridBuild, MOVED_SHARE};
 use crate::layers::CollisionLayers;
 use crate::parallel::on_this_thread;
 
-/// Whether an update that kept the grid starts a build in the background: with `moved_since_build` of
-/// its `entries` moved since the build, `kept` updates before it kept the build, and `kept_before`
-/// updates kept the build before (an update less when that build started late, see [`started_late`]);
-/// `leaving_soon` is asked only at that age (see below).
+/// Whether an update that kept the grid starts a build in the background: with `escaped` of its
+/// `entries` out of their grown boxes since the build and `came_or_went` new or gone since
+/// ([`MovedSinceBuild`](super::moved::MovedSinceBuild), both counted as moved), `kept` updates before
+/// it kept the build, and `kept_before` updates kept the build before (an update less when that build
+/// started late, see [`started_late`]); `leaving_soon` is asked only at that age (see below).
 ///
 /// Colliders that drift at like speeds leave their grown boxes within a frame or two of each other: on
 /// workload W1 at 10,000, of the 1,250 that may leave before a build is due, 1 to 9 had left on the
@@ -54,11 +56,16 @@ use crate::parallel::on_this_thread;
 /// runs each). At W1's own speed the sample shows the wave coming at every build's age: 120 builds in
 /// 600 updates at 10,000, 50 in 200 at 100,000, 24 in 100 at 1,000,000, and 75 in 300 on W2, as before.
 ///
+/// Colliders that come and go, spawned and despawned among the drifting ones, take room for moves
+/// too, but come at a steady pace rather than in a wave: a build starts once, at the pace they came and
+/// went since the build, they would take the rest of the room within [`LEAD`] updates.
+///
 /// Only worlds of [`SIZES`] colliders build in the background; smaller ones build in the update.
 #[inline]
 pub(super) fn should_start(
     entries: usize,
-    moved_since_build: usize,
+    escaped: usize,
+    came_or_went: usize,
     kept: usize,
     kept_before: usize,
     leaving_soon: impl FnOnce() -> bool,
@@ -66,19 +73,21 @@ pub(super) fn should_start(
     if !SIZES.contains(&entries) {
         return false;
     }
-    let as_old_as_the_last = kept_before > 0 && kept + 1 >= kept_before;
-    moved_since_build * START_SHARE > entries / MOVED_SHARE
-        || (as_old_as_the_last && leaving_soon())
+    let (room, age) = (entries / MOVED_SHARE, kept + 1);
+    let as_old_as_the_last = kept_before > 0 && age >= kept_before;
+    let room_running_out = (escaped + came_or_went) * age + came_or_went * LEAD > room * age;
+    escaped * START_SHARE > room || room_running_out || (as_old_as_the_last && leaving_soon())
 }
 
 /// Whether a sample of a kept build's slots shows colliders about to leave their grown boxes: one that
 /// has left (its box in `now` is `Bounds::NOWHERE`, as for the colliders moved since the build), or one
 /// that, going on at the pace at which it used up `margin` over the `age` updates since the build's
 /// positions, leaves its grown box (`grown(slot)`) within [`LEAD`] updates. `now` holds every slot's
-/// box as of this update.
+/// box as of this update. A slot whose collider is gone (`grown` gives `None`) shows nothing: its box
+/// is `NOWHERE` too, but colliders that come and go are counted apart (see [`should_start`]).
 pub(super) fn sample_shows_leaving_soon(
     now: &[Bounds],
-    grown: impl Fn(usize) -> Bounds,
+    grown: impl Fn(usize) -> Option<Bounds>,
     margin: f32,
     age: usize,
 ) -> bool {
@@ -87,7 +96,10 @@ pub(super) fn sample_shows_leaving_soon(
     (0..now.len()).step_by(stride).any(|slot| {
         // Per side of the box, how far it may still go, and how far it went since the build; a side
         // that went inwards (a box shrinking as its collider turns) never leaves.
-        let room_left = grown(slot).room_to(now[slot]);
+        let Some(grown) = grown(slot) else {
+            return false;
+        };
+        let room_left = grown.room_to(now[slot]);
         let used = margin - room_left;
         // A box that left is `NOWHERE`, whose NaN lanes compare false.
         !room_left.cmpge(Vec4::ZERO).all() || (room_left * age).cmplt(used * lead).any()
@@ -105,10 +117,10 @@ const LEAD: usize = 3;
 /// See [`should_start`].
 const START_SHARE: usize = 64;
 
-/// Whether a build started with `moved_since_build` of its `entries` moved since the last build came
-/// late: on the update of the wave it should have come before, with more than a quarter of the room for
-/// moves taken (one entry in [`LATE_SHARE`]). The update that takes it in counts the last build as kept
-/// an update less, so that the next build starts an update earlier than this one did.
+/// Whether a build started with `escaped` of its `entries` out of their grown boxes since the last
+/// build came late: on the update of the wave it should have come before, with more than a quarter of
+/// the room for moves taken (one entry in [`LATE_SHARE`]). The update that takes it in counts the last
+/// build as kept an update less, so that the next build starts an update earlier than this one did.
 ///
 /// [`should_start`] keeps the builds' pace, a late one too. On workload W1 at 100,000 colliders, 91 to
 /// 120 had left their boxes on the update before the wave, short of the 196 that start a build, and
@@ -123,8 +135,8 @@ const START_SHARE: usize = 64;
 /// to 28.3 to 29.8 ms, the pipeline's median 74.2 to 80.3 ms either way (four alternating runs each).
 /// W1 at 10,000 (120 builds in 600 updates) and W2 (75 in 300) start theirs as before.
 #[inline]
-pub(super) fn started_late(entries: usize, moved_since_build: usize) -> bool {
-    moved_since_build * LATE_SHARE > entries
+pub(super) fn started_late(entries: usize, escaped: usize) -> bool {
+    escaped * LATE_SHARE > entries
 }
 
 /// See [`started_late`].
@@ -205,7 +217,7 @@ impl BackgroundBuild {
         self.spawn(layered, |job| {
             let from = &mut job.kept;
             from.entries = Some(Arc::clone(&kept.entries));
-            from.rows.clone_from(&kept.order);
+            kept.entry_rows(&mut from.rows);
             from.layers.clone_from(&kept.layers);
         });
     }
@@ -279,25 +291,31 @@ mod tests {
         // Whether a sample shows colliders about to leave their boxes: here, they are.
         let soon = || true;
         // Below SIZES, never.
-        assert!(!should_start(1000, 1000, 9, 5, soon));
-        assert!(!should_start(4095, 4095, 9, 5, soon));
-        assert!(should_start(1_000_000, 0, 9, 5, soon));
+        assert!(!should_start(1000, 1000, 0, 9, 5, soon));
+        assert!(!should_start(4095, 4095, 0, 9, 5, soon));
+        assert!(should_start(1_000_000, 0, 0, 9, 5, soon));
         // 25,600 entries leave room for 3,200 moves: the build starts from the 51st.
-        assert!(!should_start(25_600, 0, 3, 0, soon));
-        assert!(!should_start(25_600, 50, 3, 0, soon));
-        assert!(should_start(25_600, 51, 3, 0, soon));
-        assert!(should_start(25_600, 3_200, 3, 0, soon));
+        assert!(!should_start(25_600, 0, 0, 3, 0, soon));
+        assert!(!should_start(25_600, 50, 0, 3, 0, soon));
+        assert!(should_start(25_600, 51, 0, 3, 0, soon));
+        assert!(should_start(25_600, 3_200, 0, 3, 0, soon));
         // The last build was kept by 5 updates and not by the sixth: this one starts the next build on
         // its fifth update (four kept it before), whatever moved, for the sixth to take in.
-        assert!(!should_start(25_600, 0, 3, 5, soon));
-        assert!(should_start(25_600, 0, 4, 5, soon));
-        assert!(should_start(25_600, 0, 9, 5, soon));
+        assert!(!should_start(25_600, 0, 0, 3, 5, soon));
+        assert!(should_start(25_600, 0, 0, 4, 5, soon));
+        assert!(should_start(25_600, 0, 0, 9, 5, soon));
         // As old as the last, but no sampled collider about to leave: the colliders slowed, and the
         // build waits for the first sign of escapes. Those start it whatever the sample.
         let not_soon = || false;
-        assert!(!should_start(25_600, 0, 4, 5, not_soon));
-        assert!(!should_start(25_600, 50, 9, 5, not_soon));
-        assert!(should_start(25_600, 51, 9, 5, not_soon));
+        assert!(!should_start(25_600, 0, 0, 4, 5, not_soon));
+        assert!(!should_start(25_600, 50, 0, 9, 5, not_soon));
+        assert!(should_start(25_600, 51, 0, 9, 5, not_soon));
+        // 100 colliders come or go an update, with room for 3,200. On the 29th update, 2,900 came or
+        // went, and 3 updates more take the 300 left; on the 30th, 3,000, and 3 more take more.
+        assert!(!should_start(25_600, 0, 2_900, 28, 0, not_soon));
+        assert!(should_start(25_600, 0, 3_000, 29, 0, not_soon));
+        // Those that came or went do not count as escaped: 50 escaped are too few to start it.
+        assert!(!should_start(25_600, 50, 1_000, 9, 0, not_soon));
     }
 
     /// The packed box of the square of half side `half` around `center`.
@@ -320,7 +338,7 @@ mod tests {
         };
         let leaving = |went: f32, age: usize| {
             let (grown, now) = boxes(went);
-            sample_shows_leaving_soon(&now, |slot| grown[slot], margin, age)
+            sample_shows_leaving_soon(&now, |slot| Some(grown[slot]), margin, age)
         };
         // Gone 0.05 in 2 updates: 0.05 left, 2 updates at 0.025 an update.
         assert!(leaving(0.05, 2));
@@ -339,13 +357,20 @@ mod tests {
         now[3] = Bounds::NOWHERE;
         assert!(sample_shows_leaving_soon(
             &now,
-            |slot| grown[slot],
+            |slot| Some(grown[slot]),
+            margin,
+            2
+        ));
+        // Unless it is gone.
+        assert!(!sample_shows_leaving_soon(
+            &now,
+            |slot| (slot != 3).then(|| grown[slot]),
             margin,
             2
         ));
         assert!(!sample_shows_leaving_soon(
             &[],
-            |slot| grown[slot],
+            |slot| Some(grown[slot]),
             margin,
             2
         ));

@@ -22,6 +22,7 @@ use super::moved::MovedSinceBuild;
 use super::{ColliderEntry, RowSlot, padded};
 use crate::collider::ColliderWorldShape;
 use crate::geometry::WorldShape;
+use crate::layers::CollisionLayers;
 use crate::prefetch::{AHEAD, prefetch_ahead, worth_prefetching};
 
 /// Below this many colliders the slots are taken on one thread.
@@ -87,6 +88,7 @@ pub(super) struct TableRows<'a> {
 struct TableSlices<'a> {
     entities: &'a [Entity],
     shapes: &'a [ColliderWorldShape],
+    layers: &'a [CollisionLayers],
 }
 
 impl<'a> TableRows<'a> {
@@ -96,6 +98,7 @@ impl<'a> TableRows<'a> {
         &mut self,
         entities: &'a [Entity],
         shapes: &'a [ColliderWorldShape],
+        layers: &'a [CollisionLayers],
     ) -> bool {
         if entities.is_empty() {
             return true;
@@ -103,7 +106,11 @@ impl<'a> TableRows<'a> {
         let Some(table) = self.tables.get_mut(self.count) else {
             return false;
         };
-        *table = TableSlices { entities, shapes };
+        *table = TableSlices {
+            entities,
+            shapes,
+            layers,
+        };
         self.count += 1;
         self.len += entities.len();
         true
@@ -119,16 +126,28 @@ impl<'a> TableRows<'a> {
         &self.tables[..self.count]
     }
 
-    /// The shape and padded box of the collider in `row` (counted over every table); `None` when its
-    /// shape is invalid.
-    fn shape_and_bounds(&self, mut row: usize) -> Option<(WorldShape, Bounds)> {
+    /// The table of `row` (counted over every table), and the row in it.
+    fn table_of(&self, mut row: usize) -> Option<(&TableSlices<'a>, usize)> {
         for table in self.tables() {
             if row < table.entities.len() {
-                return table.shape_and_bounds(row);
+                return Some((table, row));
             }
             row -= table.entities.len();
         }
         None
+    }
+
+    /// The entity in `row` (counted over every table).
+    fn entity(&self, row: usize) -> Option<Entity> {
+        let (table, row) = self.table_of(row)?;
+        Some(table.entities[row])
+    }
+
+    /// The shape and padded box of the collider in `row` (counted over every table); `None` when its
+    /// shape is invalid.
+    fn shape_and_bounds(&self, row: usize) -> Option<(WorldShape, Bounds)> {
+        let (table, row) = self.table_of(row)?;
+        table.shape_and_bounds(row)
     }
 }
 
@@ -141,9 +160,37 @@ impl TableSlices<'_> {
     }
 }
 
+/// A row of the tables whose entity has no live slot in the build: a collider new since, which the
+/// update appends to the entries as moved.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct NewRow {
+    pub entity: Entity,
+    pub shape: WorldShape,
+    pub layers: CollisionLayers,
+    /// Its row, counted over every table.
+    pub row: u32,
+}
+
+/// What [`take_rows`] found besides the slots it wrote and those that escaped.
+#[derive(Debug, Default)]
+pub(super) struct RowsTaken {
+    /// The rows of colliders new since the build.
+    pub new_rows: Vec<NewRow>,
+    /// Whether a collider of the build was in another row than `row_slots` said.
+    pub relocated: bool,
+}
+
 /// Takes every row of `rows` into the slot the build put it in (`row_slots[row]`, whose gathered
 /// indices were these rows, counted over every table), on one thread: as [`take_drifted`], writing the
 /// entries and boxes out of order instead of reading the colliders out of order.
+///
+/// Colliders that came or went since the build move rows: Bevy's table fills a despawned collider's
+/// row with its last one, and a new collider takes a row at the end. A row whose entity is not the one
+/// `row_slots` gives (or whose slot is gone, [`MovedSinceBuild::remove`]) looks its entity's slot up
+/// ([`MovedSinceBuild::slot`]) and rewrites its `row_slots` entry, so that the next update finds it in
+/// order again; an entity with no live slot is new since the build, listed in `taken` for the caller to
+/// append. Every live slot must be taken, once: otherwise a collider left without the
+/// broad phase being told, and nothing is taken. `row_slots` ends as long as `rows`.
 ///
 /// The tables are read one after another, up to [`MAX_TABLES_IN_PLACE`] with rows, as a game's
 /// colliders spread over the component sets of its kinds of entity: on workload W1 at 10,000
@@ -168,40 +215,72 @@ impl TableSlices<'_> {
 /// (three alternating runs each), and the same at 8 or 32.
 pub(super) fn take_rows(
     rows: &TableRows,
-    row_slots: &[RowSlot],
+    row_slots: &mut Vec<RowSlot>,
     checks: EscapeChecks,
     target: DriftTarget,
     escaped: &mut Vec<u32>,
+    taken: &mut RowsTaken,
 ) -> Drift {
+    let RowsTaken {
+        new_rows,
+        relocated,
+    } = taken;
     escaped.clear();
-    // The build's rows are the table's, as the caller checked: should they not be, nothing is taken.
-    let Some(row_slots) = row_slots.get(..rows.len()) else {
-        return Drift::NotTaken;
-    };
+    new_rows.clear();
+    *relocated = false;
+    row_slots.resize(rows.len(), RowSlot::UNSET);
+    let moved = checks.moved;
     let has_escaped = |row_slot: &RowSlot, bounds: Bounds| {
         checks.has_left(row_slot.slot as usize, row_slot.grown, bounds)
     };
-    // An invalid collider counts as escaped: the pass stops at it.
+    // An invalid collider counts as escaped: the pass stops at it. A row that holds another collider
+    // than `row_slots` says (one came, went or changed tables) is left to the pass, which looks it up.
     let row_escaped = |row: usize| {
-        (rows.shape_and_bounds(row)).is_none_or(|(_, bounds)| has_escaped(&row_slots[row], bounds))
+        let row_slot = &row_slots[row];
+        rows.entity(row) == Some(row_slot.entity)
+            && (rows.shape_and_bounds(row)).is_none_or(|(_, bounds)| has_escaped(row_slot, bounds))
     };
     if worth_sampling(rows.len())
         && sample_shows_too_many_escaped(rows.len(), checks.room, row_escaped)
     {
         return Drift::TooManyEscaped;
     }
+    // The build's slots, which its grid holds; slots appended since have no grown box.
+    let built_slots = target.order.len();
     let DriftTarget {
         entries,
         slot_bounds,
         ..
     } = target;
+    // A slot is gone only where some collider went since the build.
+    let some_gone = moved.gone_count() > 0;
     let mut first_row = 0;
     for table in rows.tables() {
-        let table_slots = &row_slots[first_row..first_row + table.entities.len()];
-        first_row += table.entities.len();
+        let table_slots = &mut row_slots[first_row..first_row + table.entities.len()];
         for (row, (&entity, row_slot)) in table.entities.iter().zip(table_slots).enumerate() {
-            if row_slot.entity != entity {
-                return Drift::NotTaken;
+            if row_slot.entity != entity || (some_gone && moved.is_gone(row_slot.slot as usize)) {
+                match slot_of_row(entity, entries, checks, built_slots) {
+                    Some(found) => {
+                        *row_slot = found;
+                        *relocated = true;
+                    }
+                    None => {
+                        let Some((shape, _)) = table.shape_and_bounds(row) else {
+                            return Drift::NotTaken;
+                        };
+                        new_rows.push(NewRow {
+                            entity,
+                            shape,
+                            layers: table.layers[row],
+                            row: (first_row + row) as u32,
+                        });
+                        *row_slot = RowSlot::UNSET;
+                        if escaped.len() + new_rows.len() > checks.room {
+                            return Drift::TooManyEscaped;
+                        }
+                        continue;
+                    }
+                }
             }
             let Some((shape, bounds)) = table.shape_and_bounds(row) else {
                 return Drift::NotTaken;
@@ -211,15 +290,48 @@ pub(super) fn take_rows(
             slot_bounds[slot] = bounds;
             if has_escaped(row_slot, bounds) {
                 escaped.push(slot as u32);
-                if escaped.len() > checks.room {
+                if escaped.len() + new_rows.len() > checks.room {
                     return Drift::TooManyEscaped;
                 }
             }
         }
+        first_row += table.entities.len();
+    }
+    // Each row not new took the slot of its entity, each slot at most once: every live slot was taken
+    // if as many.
+    if rows.len() - new_rows.len() != entries.len() - moved.gone_count() {
+        return Drift::NotTaken;
     }
     // In the slots' order, as the pass over the slots lists them.
     escaped.sort_unstable();
     Drift::Taken
+}
+
+/// The slot of `entity`, found in another row than the build's (or than the last update's), as a row of
+/// `row_slots`: `None` when it has no live slot, being new since the build. `built_slots` is how many
+/// slots the build made: those appended since have no grown box, and count as moved.
+#[cold]
+#[inline(never)]
+fn slot_of_row(
+    entity: Entity,
+    entries: &[ColliderEntry],
+    checks: EscapeChecks,
+    built_slots: usize,
+) -> Option<RowSlot> {
+    let moved = checks.moved;
+    let slot = moved
+        .slot(entity, entries)
+        .filter(|&slot| !moved.is_gone(slot))?;
+    let grown = if slot < built_slots {
+        checks.grid.sorted_bounds(slot)
+    } else {
+        Bounds::NOWHERE
+    };
+    Some(RowSlot {
+        grown,
+        entity,
+        slot: slot as u32,
+    })
 }
 
 /// Takes every slot, on `pool` when given, unless a sample ([`worth_sampling`]) shows too many escaped
@@ -421,10 +533,14 @@ mod tests {
             ColliderWorldShape(Some(WorldShape::Circle(circle)))
         };
         let shapes = [circle_at(1.0), circle_at(2.0), ColliderWorldShape(None)];
+        let layers = [CollisionLayers::ALL; 3];
         let mut rows = TableRows::default();
-        assert!(rows.push(&entities[..2], &shapes[..2]));
-        assert!(rows.push(&[], &[]), "a table without rows adds nothing");
-        assert!(rows.push(&entities[2..], &shapes[2..]));
+        assert!(rows.push(&entities[..2], &shapes[..2], &layers[..2]));
+        assert!(
+            rows.push(&[], &[], &[]),
+            "a table without rows adds nothing"
+        );
+        assert!(rows.push(&entities[2..], &shapes[2..], &layers[2..]));
         assert_eq!((rows.len(), rows.tables().len()), (3, 2));
         let center = |row| {
             rows.shape_and_bounds(row)
@@ -432,20 +548,25 @@ mod tests {
         };
         // The third row, the first of the second table, is invalid; there is no fourth.
         assert_eq!([0, 1, 2, 3].map(center), [Some(1.0), Some(2.0), None, None]);
+        let [first, second, third] = entities.map(Some);
+        assert_eq!(
+            [0, 1, 2, 3].map(|row| rows.entity(row)),
+            [first, second, third, None]
+        );
         let (_, bounds) = rows.shape_and_bounds(1).unwrap();
         let expected = Bounds::of(&padded(circle_at(2.0).0.unwrap().aabb()));
         assert!(bounds.contains(expected) && expected.contains(bounds));
 
         let mut full = TableRows::default();
         for _ in 0..MAX_TABLES_IN_PLACE {
-            assert!(full.push(&entities[..1], &shapes[..1]));
+            assert!(full.push(&entities[..1], &shapes[..1], &layers[..1]));
         }
         assert!(
-            !full.push(&entities[..1], &shapes[..1]),
+            !full.push(&entities[..1], &shapes[..1], &layers[..1]),
             "one table too many"
         );
         assert!(
-            full.push(&[], &[]),
+            full.push(&[], &[], &[]),
             "a table without rows still adds nothing"
         );
         assert_eq!(full.len(), MAX_TABLES_IN_PLACE);

@@ -118,8 +118,9 @@ pub(super) fn gather_colliders(colliders: &ActiveColliders, target: GatherTarget
 
 /// Fills `target` as [`gather_colliders`] would from the tables that hold every collider, from the
 /// entries of a build that read its colliders there instead: `entries` in the build's order, `rows`
-/// each entry's row, counted over the tables one after another (the build's order, a permutation of the
-/// rows), and `layers` the entries' layers, empty when the build kept none. So a build in the
+/// each entry's row, counted over the tables one after another, or [`NO_ROW`] for an entry whose
+/// collider is gone (the other entries' rows being every row once), and `layers` the entries' layers,
+/// empty when the build kept none. So a build in the
 /// background started by an update that read the colliders in their tables (`background.rs`) gathers
 /// them on its own thread, from that update's entries.
 pub(super) fn gather_from_entries(
@@ -132,19 +133,27 @@ pub(super) fn gather_from_entries(
         colliders,
         layers: gathered_layers,
     } = target;
-    colliders.resize(entries.len(), PLACEHOLDER);
-    for (entry, &row) in entries.iter().zip(rows) {
+    // The entries of gone colliders have no row.
+    let len = rows.iter().filter(|&&row| row != NO_ROW).count();
+    colliders.resize(len, PLACEHOLDER);
+    for (entry, &row) in entries.iter().zip(rows).filter(|&(_, &row)| row != NO_ROW) {
         colliders[row as usize] = GatheredCollider {
             entry: *entry,
             aabb: padded(entry.shape.aabb()),
         };
     }
     gathered_layers.clear();
-    gathered_layers.resize(layers.len(), CollisionLayers::ALL);
-    for (&layers, &row) in layers.iter().zip(rows) {
+    gathered_layers.resize(
+        if layers.is_empty() { 0 } else { len },
+        CollisionLayers::ALL,
+    );
+    for (&layers, &row) in layers.iter().zip(rows).filter(|&(_, &row)| row != NO_ROW) {
         gathered_layers[row as usize] = layers;
     }
 }
+
+/// The row of an entry whose collider is gone, for [`gather_from_entries`].
+pub(super) const NO_ROW: u32 = u32::MAX;
 
 /// What fills the arrays' new elements before a gather writes them.
 const PLACEHOLDER: GatheredCollider = GatheredCollider {

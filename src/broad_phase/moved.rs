@@ -25,6 +25,10 @@ pub(crate) struct MovedSinceBuild {
     /// How many slots [`Self::append`] added and [`Self::remove`] marked gone since the build.
     added: usize,
     gone: usize,
+    /// How many of the gone slots were added since the build.
+    added_and_gone: usize,
+    /// How many entries the build made: the slots before the first added one.
+    built: usize,
     /// The moved slots, each once, in the order they first moved.
     slots: Vec<u32>,
     /// Whether the tables above describe the entries of the last build. A build only clears this flag:
@@ -38,7 +42,7 @@ impl MovedSinceBuild {
     pub(crate) fn reset(&mut self) {
         self.slots.clear();
         self.is_gone.clear();
-        (self.added, self.gone) = (0, 0);
+        (self.added, self.gone, self.added_and_gone) = (0, 0, 0);
         self.indexed = false;
     }
 
@@ -48,6 +52,7 @@ impl MovedSinceBuild {
             return;
         }
         self.indexed = true;
+        self.built = entries.len();
         self.is_moved.clear();
         self.is_moved.resize(entries.len(), false);
         self.slots.clear();
@@ -91,6 +96,7 @@ impl MovedSinceBuild {
         if !self.is_gone[slot] {
             self.is_gone[slot] = true;
             self.gone += 1;
+            self.added_and_gone += usize::from(slot >= self.built);
         }
         self.mark(slot);
     }
@@ -109,7 +115,13 @@ impl MovedSinceBuild {
     /// Whether a collider came or went since the build: the entries are then no longer the build's
     /// gathered colliders, one to one.
     pub(crate) fn membership_changed(&self) -> bool {
-        self.added + self.gone > 0
+        self.came_or_went() > 0
+    }
+
+    /// How many moved slots ([`Self::slots`]) are those of colliders that came ([`Self::append`]) or
+    /// went ([`Self::remove`]) since the build, each counted once.
+    pub(crate) fn came_or_went(&self) -> usize {
+        self.added + self.gone - self.added_and_gone
     }
 
     /// Records that the entry at `slot` moved.
@@ -172,6 +184,28 @@ mod tests {
         assert!(moved.slots().is_empty(), "a build forgets the moves");
         moved.index(&entries);
         assert!(!moved.is_moved(2), "12 is still again");
+    }
+
+    #[test]
+    fn colliders_that_came_or_went_are_counted_once_among_the_moved() {
+        let entries = entries(&[7, 3, 12]);
+        let mut moved = MovedSinceBuild::default();
+        moved.reset();
+        moved.index(&entries);
+        moved.mark(0);
+        moved.append(Entity::from_raw_u32(20).unwrap(), 3);
+        assert_eq!((moved.slots().len(), moved.came_or_went()), (2, 1));
+        moved.remove(1);
+        moved.remove(1);
+        // The new collider goes again: still one slot that came or went.
+        moved.remove(3);
+        assert_eq!(moved.slots(), &[0, 3, 1]);
+        assert_eq!((moved.came_or_went(), moved.gone_count()), (2, 2));
+        assert!(moved.is_gone(3) && moved.is_gone(1) && !moved.is_gone(0));
+        moved.reset();
+        moved.index(&entries);
+        assert_eq!((moved.came_or_went(), moved.gone_count()), (0, 0));
+        assert!(!moved.membership_changed());
     }
 
     #[test]
