@@ -184,13 +184,13 @@ pub(super) struct RowsTaken {
 /// indices were these rows, counted over every table), on one thread: as [`take_drifted`], writing the
 /// entries and boxes out of order instead of reading the colliders out of order.
 ///
-/// Colliders that came or went since the build move rows: Bevy's table fills a despawned collider's
-/// row with its last one, and a new collider takes a row at the end. A row whose entity is not the one
+/// Colliders that came or went since the build move rows: Bevy's table fills a despawned collider's row
+/// with its last one, and a new collider takes a row at the end. A row whose entity is not the one
 /// `row_slots` gives (or whose slot is gone, [`MovedSinceBuild::remove`]) looks its entity's slot up
 /// ([`MovedSinceBuild::slot`]) and rewrites its `row_slots` entry, so that the next update finds it in
 /// order again; an entity with no live slot is new since the build, listed in `taken` for the caller to
-/// append. Every live slot must be taken, once: otherwise a collider left without the
-/// broad phase being told, and nothing is taken. `row_slots` ends as long as `rows`.
+/// append. Every live slot must be taken, once: otherwise a collider left without the broad phase being
+/// told, and nothing is taken. `row_slots` ends as long as `rows`.
 ///
 /// The tables are read one after another, up to [`MAX_TABLES_IN_PLACE`] with rows, as a game's
 /// colliders spread over the component sets of its kinds of entity: on workload W1 at 10,000

@@ -120,9 +120,9 @@ pub(super) fn gather_colliders(colliders: &ActiveColliders, target: GatherTarget
 /// entries of a build that read its colliders there instead: `entries` in the build's order, `rows`
 /// each entry's row, counted over the tables one after another, or [`NO_ROW`] for an entry whose
 /// collider is gone (the other entries' rows being every row once), and `layers` the entries' layers,
-/// empty when the build kept none. So a build in the
-/// background started by an update that read the colliders in their tables (`background.rs`) gathers
-/// them on its own thread, from that update's entries.
+/// empty when the build kept none. So a build in the background started by an update that read the
+/// colliders in their tables (`background.rs`) gathers them on its own thread, from that update's
+/// entries.
 pub(super) fn gather_from_entries(
     entries: &[ColliderEntry],
     rows: &[u32],

@@ -298,15 +298,15 @@ impl BroadPhase {
     }
 
     /// Builds the grid over the gathered colliders and finds the pairs. A build brought by moves alone
-    /// (`after_moves`) grows each box by [`drift_margin`], keeps the pairs of the grown boxes, and hands
-    /// over those whose boxes overlap; other builds (the first, after a collider changed, or after one
-    /// went where the next update could not take that in, see [`Self::update_all`]) leave the boxes as
-    /// they are, and keep nothing. When the last grown build was not kept for a single update because
-    /// too many colliders left their boxes (everything teleports every update), the builds brought by
-    /// moves leave the boxes as they are too (not when a collider changed layers, see
-    /// [`Self::update_drifted`]), until a sample of the colliders shows
-    /// them staying within grown boxes from one update to the next ([`StepSample`]). Where the sample
-    /// cannot tell, a build grows its boxes after [`PLAIN_BUILDS`] plain ones.
+    /// (`after_moves`) grows each box by [`drift_margin`], keeps the pairs of the grown boxes, and
+    /// hands over those whose boxes overlap; other builds (the first, after a collider changed, or
+    /// after one went where the next update could not take that in, see [`Self::update_all`]) leave the
+    /// boxes as they are, and keep nothing. When the last grown build was not kept for a single update
+    /// because too many colliders left their boxes (everything teleports every update), the builds
+    /// brought by moves leave the boxes as they are too (not when a collider changed layers, see
+    /// [`Self::update_drifted`]), until a sample of the colliders shows them staying within grown boxes
+    /// from one update to the next ([`StepSample`]). Where the sample cannot tell, a build grows its
+    /// boxes after [`PLAIN_BUILDS`] plain ones.
     fn build_grid(&mut self, after_moves: bool) {
         if self.grown && self.kept_since_build == 0 && self.too_many_escaped {
             self.plain_builds_left = PLAIN_BUILDS;
@@ -862,9 +862,7 @@ impl GridBuild {
         }
         moved.reset();
     }
-}
 
-impl GridBuild {
     /// Each entry's row in the tables that hold the colliders, when [`Self::order_indexes_rows`], as of
     /// the last update that read them there: [`NO_ROW`] for an entry whose collider is gone.
     fn entry_rows(&self, rows: &mut Vec<u32>) {
