@@ -10,17 +10,18 @@
 //!
 //! `--frames F` times F frames of each run after its warm-up, 200 unless told, at every size; F is at
 //! least 1; a count that is not a whole number, or a workload not listed below, is refused with a
-//! message.
-//! `--compute-threads N` gives Bevy's compute task pool N threads; without it the pool has Bevy's
-//! default size, which is one thread on a machine of two cores. `--rounds R` runs every workload R
-//! times, one run of each a round, and ends with a Markdown table of each workload's medians over its
+//! message. `--compute-threads N` gives Bevy's compute task pool N threads; without it the pool has
+//! Bevy's default size, which is one thread on a machine of two cores. `--rounds R` runs every workload
+//! R times, one run of each a round, and ends with a Markdown table of each workload's medians over its
 //! runs. `--kinds shuffled` draws each collider's kind at random, where by default the kinds follow
 //! each other in a period of ten (`KindOrder` in the benches' library). `--slow-down K` has the
 //! colliders move and turn at 1/K of their speed after the warm-up, as in a game whose colliders calm
-//! down: the broad phase's builds in the background should come at a slower pace too. `--tables K`
-//! (1 to 4) spreads the colliders over K of Bevy's tables, the i-th collider in table i mod K, as a
-//! game's colliders spread over the component sets of its kinds of entity. `--churn C` despawns C of
-//! the moving colliders a frame and spawns C moving ones, in any workload (W6 churns 1% unless told).
+//! down: the broad phase's builds in the background should come at a slower pace too. `--tables K` (1
+//! to 4) spreads the colliders over K of Bevy's tables, the i-th collider in table i mod K, as a game's
+//! colliders spread over the component sets of its kinds of entity. `--churn C` despawns C of the
+//! moving colliders a frame and spawns C moving ones, in any workload (W6 churns 1% unless told).
+//! `--layered` puts every collider in one layer that interacts with itself: the same pairs, filtered by
+//! layers.
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
@@ -152,15 +153,28 @@ struct TableMarker<const N: u8>;
 /// The most tables `--tables` spreads the colliders over.
 const MAX_TABLES: usize = 4;
 
+/// How the spawned colliders are laid out, as the command line tells: in which order of kinds, over how
+/// many of Bevy's tables, and whether with layers.
+#[derive(Clone, Copy)]
+struct SpawnLayout {
+    /// The order of the colliders' kinds.
+    kinds: KindOrder,
+    /// How many of Bevy's tables the colliders spread over (`--tables`).
+    tables: usize,
+    /// Whether every collider has [`LAYERED`] (`--layered`), so that the pairs are filtered by layers.
+    layered: bool,
+}
+
+/// The layers of every collider with `--layered`: one layer, which interacts with itself, so that the
+/// pairs are those of colliders with the default layers, filtered by layers all the same.
+const LAYERED: CollisionLayers = CollisionLayers::new(0b1, 0b1);
+
 #[derive(Resource)]
 struct Bench {
     workload: Workload,
     side: f32,
     rng: SeededRng,
-    /// The order of the colliders' kinds.
-    kinds: KindOrder,
-    /// How many of Bevy's tables the colliders spread over (`--tables`).
-    tables: usize,
+    layout: SpawnLayout,
     /// How many moving colliders are despawned and spawned a frame (`--churn`); W6 churns 1% of them
     /// unless told, the other workloads none.
     churn: Option<usize>,
@@ -171,17 +185,17 @@ struct Bench {
     speed: f32,
 }
 
-/// Spawns the i-th collider of the workload, in table i mod `tables`; it moves if `moving`.
+/// Spawns the i-th collider of the workload, laid out by `layout` (in table i mod its tables); it moves
+/// if `moving`.
 fn spawn_one(
     commands: &mut Commands,
-    kinds: KindOrder,
-    tables: usize,
+    layout: SpawnLayout,
     rng: &mut SeededRng,
     side: f32,
     i: usize,
     moving: bool,
 ) -> Entity {
-    let spawn = Spawn::generate_in(kinds, rng, i, side, moving);
+    let spawn = Spawn::generate_in(layout.kinds, rng, i, side, moving);
     let collider = Collider::from_shape(spawn.shape);
     let mut entity = commands.spawn((
         Transform::from_translation(spawn.position.extend(0.0))
@@ -191,7 +205,10 @@ fn spawn_one(
     if let Some(velocity) = spawn.velocity {
         entity.insert(Velocity(velocity));
     }
-    match i % tables {
+    if layout.layered {
+        entity.insert(LAYERED);
+    }
+    match i % layout.tables {
         0 => {}
         1 => {
             entity.insert(TableMarker::<1>);
@@ -211,29 +228,20 @@ fn setup(mut commands: Commands, mut bench: ResMut<Bench>, count: Res<ColliderCo
         workload,
         side,
         rng,
-        kinds,
-        tables,
+        layout,
         movers,
         ..
     } = &mut *bench;
     for i in 0..count.0 {
         let moving = !matches!(workload, Workload::Resting | Workload::StaticHeavy);
-        let entity = spawn_one(&mut commands, *kinds, *tables, rng, *side, i, moving);
+        let entity = spawn_one(&mut commands, *layout, rng, *side, i, moving);
         if moving {
             movers.push(entity);
         }
     }
     if *workload == Workload::StaticHeavy {
         for i in 0..count.0 / 100 {
-            movers.push(spawn_one(
-                &mut commands,
-                *kinds,
-                *tables,
-                rng,
-                *side,
-                i,
-                true,
-            ));
+            movers.push(spawn_one(&mut commands, *layout, rng, *side, i, true));
         }
     }
 }
@@ -250,8 +258,7 @@ fn step(
         workload,
         side,
         rng,
-        kinds,
-        tables,
+        layout,
         churn,
         movers: list,
         speed,
@@ -280,7 +287,7 @@ fn step(
             commands.entity(list.swap_remove(index)).despawn();
         }
         for i in 0..churned {
-            let entity = spawn_one(&mut commands, *kinds, *tables, rng, side, i, true);
+            let entity = spawn_one(&mut commands, *layout, rng, side, i, true);
             list.push(entity);
         }
     }
@@ -312,8 +319,7 @@ struct Report {
 struct RunOptions {
     frames: usize,
     compute_threads: Option<usize>,
-    kinds: KindOrder,
-    tables: usize,
+    layout: SpawnLayout,
     slow_down: usize,
     churn: Option<usize>,
 }
@@ -331,8 +337,7 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         workload,
         side: workload.side(n),
         rng: SeededRng::new(0x5eed_0000 + n as u64),
-        kinds: options.kinds,
-        tables: options.tables,
+        layout: options.layout,
         churn: options.churn,
         movers: Vec::new(),
         speed: 1.0,
@@ -578,6 +583,10 @@ fn main() {
     if slow_down > 1 {
         println!("after the warm-up the colliders move and turn at 1/{slow_down} of their speed");
     }
+    let layered = args.iter().any(|arg| arg == "--layered");
+    if layered {
+        println!("every collider in one layer, the pairs filtered by layers (--layered)");
+    }
     let churn = (args.iter().any(|arg| arg == "--churn")).then(|| count("--churn", 1, 0));
     if let Some(churn) = churn {
         println!("{churn} moving colliders despawned and spawned a frame (--churn)");
@@ -585,8 +594,11 @@ fn main() {
     let options = RunOptions {
         frames,
         compute_threads,
-        kinds,
-        tables,
+        layout: SpawnLayout {
+            kinds,
+            tables,
+            layered,
+        },
         slow_down,
         churn,
     };

@@ -108,7 +108,6 @@ pub(crate) fn update_world_shapes(
                     let since = ChangedSince::new(layers.last_run_tick(), layers.this_run_tick());
                     any_changed(layers.changed_ticks_slice(), since)
                         && layers_changed_beyond_new_colliders(
-                            &layers,
                             layers.changed_ticks_slice(),
                             colliders.added_ticks_slice(),
                             since,
@@ -164,34 +163,23 @@ pub(crate) fn update_world_shapes(
     diagnostics.timings.prepare = timer.elapsed();
 }
 
-/// Whether the `layers` of a table's rows changed (`changed_ticks`) `since` a run for a collider older
-/// than that run, or for a new one (`collider_added_ticks`) whose layers are not
-/// [`CollisionLayers::ALL`]: a new collider's layers are new too, but where they are the default ones
-/// the broad phase may take the collider in without a build ([`BroadPhase::layers_changed`]). Asked
-/// only where some row's layers changed ([`any_changed`]); rows are read only in the blocks of
-/// [`TICK_BLOCK`] where some did, such as the last blocks of a table that new colliders joined.
+/// Whether the layers of a table's rows changed (`changed_ticks`) `since` a run for a collider older
+/// than that run: a new collider's layers (`collider_added_ticks` since the run) are new too, but the
+/// broad phase reads them where it takes the collider in, and builds the grid where they are not the
+/// default ones and it filters by no layers yet ([`BroadPhase::layers_changed`]). Asked only where
+/// some row's layers changed ([`any_changed`]); rows are read only in the blocks of [`TICK_BLOCK`]
+/// where some did, such as the last blocks of a table that new colliders joined.
 #[cold]
 fn layers_changed_beyond_new_colliders(
-    layers: &[CollisionLayers],
     changed_ticks: &[Tick],
     collider_added_ticks: &[Tick],
     since: ChangedSince,
 ) -> bool {
-    let changed_beyond_new = |((layers, &changed), &added): ((&CollisionLayers, &Tick), &Tick)| {
-        since.holds(changed) && !(since.holds(added) && *layers == CollisionLayers::ALL)
-    };
-    let blocks = (layers.chunks(TICK_BLOCK))
-        .zip(changed_ticks.chunks(TICK_BLOCK))
-        .zip(collider_added_ticks.chunks(TICK_BLOCK));
-    (blocks.filter(|((_, changed), _)| any_changed(changed, since))).any(
-        |((layers, changed), added)| {
-            layers
-                .iter()
-                .zip(changed)
-                .zip(added)
-                .any(changed_beyond_new)
-        },
-    )
+    let changed_beyond_new =
+        |(&changed, &added): (&Tick, &Tick)| since.holds(changed) && !since.holds(added);
+    let blocks = (changed_ticks.chunks(TICK_BLOCK)).zip(collider_added_ticks.chunks(TICK_BLOCK));
+    (blocks.filter(|(changed, _)| any_changed(changed, since)))
+        .any(|(changed, added)| changed.iter().zip(added).any(changed_beyond_new))
 }
 
 /// Whether any of `ticks` changed `since` a run: whether a component of the table changed since then.

@@ -59,8 +59,18 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
     let (mut app, colliders) = drifting_world(count, 0xb6c8_0a11);
     // Changes besides the colliders' places, each on the update after one that took in a grid built
     // in the background: a collider's new layers, or one disabled, must build the grid in the update,
-    // not keep the new one; a collider gone to another table, despawned, or spawned, keeps it.
-    let mut changes = vec!["layers", "table", "disable", "despawn", "spawn"].into_iter();
+    // not keep the new one; a collider gone to another table, despawned, or spawned (with the default
+    // layers, or its own, which interact with every other collider's here, as the sweep needs), keeps
+    // it.
+    let changes = [
+        "layers",
+        "table",
+        "disable",
+        "despawn",
+        "spawn",
+        "spawn layered",
+    ];
+    let mut changes = changes.into_iter();
     let (mut in_background, mut built, mut after_background) = (0, 0, false);
     // The updates whose events compared only the pairs whose rank in the kept grid changed.
     let mut compared_by_rank = 0;
@@ -85,8 +95,12 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
             Some("despawn") => {
                 app.world_mut().entity_mut(changed).despawn();
             }
-            Some(_) => {
-                spawn_movers(&mut app, Rng(frame as u64), 1, 1.0, 1.0..3.0);
+            Some(spawn) => {
+                let new = spawn_movers(&mut app, Rng(frame as u64), 1, 1.0, 1.0..3.0)[0];
+                if spawn == "spawn layered" {
+                    let layers = CollisionLayers::new(0b10, 0b10);
+                    app.world_mut().entity_mut(new).insert(layers);
+                }
             }
             None => {}
         }

@@ -403,7 +403,7 @@ fn a_collider_despawned_between_the_stages_takes_no_part_in_later_updates() {
 }
 
 #[test]
-fn a_new_collider_with_its_own_layers_builds_the_grid_and_one_with_the_default_ones_does_not() {
+fn a_new_collider_with_its_own_layers_builds_the_grid_only_where_no_layers_are_filtered_yet() {
     let mut app = app();
     let squares: Vec<Entity> = (0..40)
         .map(|k| {
@@ -412,30 +412,45 @@ fn a_new_collider_with_its_own_layers_builds_the_grid_and_one_with_the_default_o
         })
         .collect();
     app.update();
+    let built = |app: &App| app.world().resource::<CollisionDiagnostics>().grid_built;
+    let spawn_on = |app: &mut App, square: usize, layers: Option<CollisionLayers>| {
+        let at = Transform::from_xyz(square as f32 * 3.0 + 0.5, 0.0, 0.0);
+        let mut collider = app.world_mut().spawn((at, Collider::rect(2.0, 2.0)));
+        if let Some(layers) = layers {
+            collider.insert(layers);
+        }
+        let collider = collider.id();
+        app.update();
+        assert_matches_brute_force(app, &format!("a collider on square {square}"));
+        collider
+    };
     // On the first square, with the default layers: taken in as a moved collider, the grid kept.
-    let plain = (Transform::from_xyz(0.5, 0.0, 0.0), Collider::rect(2.0, 2.0));
-    let plain = app.world_mut().spawn(plain).id();
-    app.update();
-    assert!(!app.world().resource::<CollisionDiagnostics>().grid_built);
+    let plain = spawn_on(&mut app, 0, None);
+    assert!(!built(&app));
     assert!(touching(&mut app, plain).contains(&squares[0]));
     // On the second square, in a layer that collides with nothing: the pairs must be filtered by
     // layers from now on, which a build sets up.
-    let apart = (
-        Transform::from_xyz(3.5, 0.0, 0.0),
-        Collider::rect(2.0, 2.0),
-        CollisionLayers::new(0b10, 0),
-    );
-    let apart = app.world_mut().spawn(apart).id();
-    app.update();
-    assert!(app.world().resource::<CollisionDiagnostics>().grid_built);
+    let apart = spawn_on(&mut app, 1, Some(CollisionLayers::new(0b10, 0)));
+    assert!(built(&app));
     assert!(touching(&mut app, apart).is_empty());
-    // In a world filtered by layers, a new collider brings a build too: the build's layers need its.
-    let third = (Transform::from_xyz(6.5, 0.0, 0.0), Collider::rect(2.0, 2.0));
-    let third = app.world_mut().spawn(third).id();
-    app.update();
-    assert!(app.world().resource::<CollisionDiagnostics>().grid_built);
+    // In a world filtered by layers, a new collider is taken in with its layers, whatever they are.
+    let third = spawn_on(&mut app, 2, None);
+    assert!(!built(&app));
     assert!(touching(&mut app, third).contains(&squares[2]));
-    assert_matches_brute_force(&mut app, "after the spawns");
+    let fourth = spawn_on(&mut app, 3, Some(CollisionLayers::new(0b10, 0)));
+    assert!(!built(&app));
+    assert!(touching(&mut app, fourth).is_empty());
+    let fifth = spawn_on(&mut app, 4, Some(CollisionLayers::new(0b100, 0b100)));
+    assert!(!built(&app));
+    assert!(touching(&mut app, fifth).contains(&squares[4]));
+    // On the fifth, which it shares a layer with, and on the fourth square's, which it does not.
+    let sixth = spawn_on(&mut app, 4, Some(CollisionLayers::new(0b100, 0b100)));
+    assert!(!built(&app));
+    assert!(touching(&mut app, sixth).contains(&fifth));
+    let seventh = spawn_on(&mut app, 3, Some(CollisionLayers::new(0b100, 0b100)));
+    assert!(!built(&app));
+    assert!(!touching(&mut app, seventh).contains(&fourth));
+    assert!(touching(&mut app, seventh).contains(&squares[3]));
 }
 
 #[test]

@@ -96,7 +96,8 @@ pub struct BroadPhase {
     pub(crate) moved_entities: Vec<(Entity, Option<WorldShape>)>,
     /// Whether a collider's [`CollisionLayers`] changed since the broad phase last ran: set by
     /// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare), which reads the colliders' change
-    /// ticks a table at a time (`prepare.rs`), so that the broad phase need not read them again.
+    /// ticks a table at a time (`prepare.rs`), so that the broad phase need not read them again. Not
+    /// for a new collider's layers, which the broad phase reads where it takes the collider in.
     pub(crate) layers_changed: bool,
     /// The entities whose `Collider` was removed (or that were despawned) since the broad phase last
     /// ran: recorded by the observer that ends their contacts
@@ -106,8 +107,8 @@ pub struct BroadPhase {
     gathered_this_update: bool,
     /// This update's moved colliders: their slots and new shapes.
     moved_shapes: Vec<(usize, WorldShape)>,
-    /// This update's colliders new since the build, with their shapes.
-    new_colliders: Vec<(Entity, WorldShape)>,
+    /// This update's colliders new since the build, with their shapes and layers.
+    new_colliders: Vec<(Entity, WorldShape, CollisionLayers)>,
     /// What an update that read the colliders in their tables found besides their shapes.
     rows_taken: RowsTaken,
     /// The colliders moved since the build that are not gone: those whose pairs are looked for.
@@ -595,10 +596,11 @@ impl BroadPhase {
     ///
     /// Colliders that came or went count as moved, so that a game that spawns and despawns a few
     /// colliders a frame (shots in a level of walls) keeps its grid: a new collider is appended to the
-    /// entries ([`MovedSinceBuild::append`]), unless the build kept layers (it would need the new
-    /// one's); a removed one (in [`Self::removed`], and no active collider now in `colliders`) keeps
-    /// its slot, marked gone ([`MovedSinceBuild::remove`]). Workload W3 at 100,000 colliders (1,000 of
-    /// them moving) with one moving collider despawned and one spawned a frame
+    /// entries ([`MovedSinceBuild::append`]), with its layers, read from `colliders`, where the build
+    /// kept layers (one with other layers than the default ones where it kept none brings a build,
+    /// which sets up the filter); a removed one (in [`Self::removed`], and no active collider now in
+    /// `colliders`) keeps its slot, marked gone ([`MovedSinceBuild::remove`]). Workload W3 at 100,000
+    /// colliders (1,000 of them moving) with one moving collider despawned and one spawned a frame
     /// (`collision_bench --workload w3 --n 100000 --churn 1`) built its grid on every update, and its
     /// pipeline took 8.64 and 8.89 ms; now 0.424 and 0.435 ms (two alternating runs of 200 frames, a
     /// slow stretch).
@@ -606,7 +608,7 @@ impl BroadPhase {
         if self.rebuild_due(self.moved_entities.len() + self.removed.len()) {
             return false;
         }
-        let layered = self.layered || !self.build.layers.is_empty();
+        let keeps_layers = !self.build.layers.is_empty();
         // The removed colliders first, as a new collider may take the index of a gone one's entity. One
         // active again keeps its slot: it moved if its shape changed, like any other. Where a build
         // comes instead (below), it forgets these marks.
@@ -625,7 +627,19 @@ impl BroadPhase {
                 // New since the build, or back after its `Collider` was removed on an earlier update
                 // (whose world shape the removal set to `None`, so that the prepare stage hands it on
                 // as changed): a slot of its own.
-                (_, Some(shape)) if !layered => self.new_colliders.push((entity, shape)),
+                (_, Some(shape)) => {
+                    let layers = colliders.get(entity).map(|(_, _, layers)| *layers);
+                    match layers {
+                        Ok(layers) if keeps_layers => {
+                            self.new_colliders.push((entity, shape, layers));
+                        }
+                        Ok(CollisionLayers::ALL) if !self.layered => {
+                            self.new_colliders
+                                .push((entity, shape, CollisionLayers::ALL));
+                        }
+                        _ => return false,
+                    }
+                }
                 _ => return false,
             }
         }
@@ -634,9 +648,12 @@ impl BroadPhase {
             entries[slot].shape = shape;
             moved.mark(slot);
         }
-        for &(entity, shape) in &self.new_colliders {
+        for &(entity, shape, layers) in &self.new_colliders {
             moved.append(entity, entries.len());
             entries.push(ColliderEntry { entity, shape });
+            if keeps_layers {
+                self.build.layers.push(layers);
+            }
         }
         self.find_moved_pairs();
         true
