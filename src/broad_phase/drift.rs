@@ -252,51 +252,59 @@ pub(super) fn take_rows(
         slot_bounds,
         ..
     } = target;
+    let mut target = RowsTarget {
+        entries,
+        slot_bounds,
+        escaped,
+    };
     // A slot is gone only where some collider went since the build.
     let some_gone = moved.gone_count() > 0;
     let mut first_row = 0;
     for table in rows.tables() {
-        let table_slots = &mut row_slots[first_row..first_row + table.entities.len()];
-        for (row, (&entity, row_slot)) in table.entities.iter().zip(table_slots).enumerate() {
-            if row_slot.entity != entity || (some_gone && moved.is_gone(row_slot.slot as usize)) {
-                match slot_of_row(entity, entries, checks, built_slots) {
-                    Some(found) => {
-                        *row_slot = found;
-                        *relocated = true;
-                    }
-                    None => {
-                        let Some((shape, _)) = table.shape_and_bounds(row) else {
-                            return Drift::NotTaken;
-                        };
-                        new_rows.push(NewRow {
-                            entity,
-                            shape,
-                            layers: table.layers[row],
-                            row: (first_row + row) as u32,
-                        });
-                        *row_slot = RowSlot::UNSET;
-                        if escaped.len() + new_rows.len() > checks.room {
-                            return Drift::TooManyEscaped;
-                        }
-                        continue;
-                    }
-                }
+        let len = table.entities.len();
+        let table_slots = &mut row_slots[first_row..first_row + len];
+        let mut row = 0;
+        loop {
+            // The room the new colliders left for escapes.
+            let room = checks.room.saturating_sub(new_rows.len());
+            let stopped = if some_gone {
+                take_rows_in_order::<true>(table, row, table_slots, checks, &mut target, room)
+            } else {
+                take_rows_in_order::<false>(table, row, table_slots, checks, &mut target, room)
+            };
+            row = match stopped {
+                Ok(row) => row,
+                Err(drift) => return drift,
+            };
+            if row == len {
+                break;
             }
-            let Some((shape, bounds)) = table.shape_and_bounds(row) else {
+            // The row holds another collider than its record says: its slot is looked up, and the
+            // pass goes on from it; or it is new.
+            let entity = table.entities[row];
+            if let Some(found) = slot_of_row(entity, target.entries, checks, built_slots) {
+                table_slots[row] = found;
+                *relocated = true;
+                continue;
+            }
+            let Some((shape, _)) = table.shape_and_bounds(row) else {
                 return Drift::NotTaken;
             };
-            let slot = row_slot.slot as usize;
-            entries[slot].shape = shape;
-            slot_bounds[slot] = bounds;
-            if has_escaped(row_slot, bounds) {
-                escaped.push(slot as u32);
-                if escaped.len() + new_rows.len() > checks.room {
-                    return Drift::TooManyEscaped;
-                }
+            new_rows.push(NewRow {
+                entity,
+                shape,
+                layers: table.layers[row],
+                row: (first_row + row) as u32,
+            });
+            table_slots[row] = RowSlot::UNSET;
+            if target.escaped.len() + new_rows.len() > checks.room {
+                return Drift::TooManyEscaped;
             }
+            row += 1;
         }
-        first_row += table.entities.len();
+        first_row += len;
     }
+    let (entries, escaped) = (&*target.entries, target.escaped);
     // Each row not new took the slot of its entity, each slot at most once: every live slot was taken
     // if as many.
     if rows.len() - new_rows.len() != entries.len() - moved.gone_count() {
@@ -305,6 +313,52 @@ pub(super) fn take_rows(
     // In the slots' order, as the pass over the slots lists them.
     escaped.sort_unstable();
     Drift::Taken
+}
+
+/// What [`take_rows_in_order`] writes: each slot's entry and box, and the slots that escaped.
+struct RowsTarget<'a> {
+    entries: &'a mut [ColliderEntry],
+    slot_bounds: &'a mut [Bounds],
+    escaped: &'a mut Vec<u32>,
+}
+
+/// Takes `table`'s rows from `start` on into the slots their records give (`row_slots`, the table's),
+/// while each row holds the entity of its record (and, with `CHECK_GONE`, the record's slot is not
+/// gone): returns the row it stopped at, the table's length where it took every row, or how the pass
+/// ends (an invalid collider, or more than `room` escaped). The loop holds nothing else, so that the
+/// look-ups of rows that changed, and the new colliders' list, cost it nothing: with them in the loop,
+/// W1's broad phase at 10,000 took 0.096 to 0.139 ms, against 0.093 to 0.095 ms before any look-up and
+/// 0.085 to 0.106 ms with this loop (four alternating runs each of 500 frames, a noisy stretch); in a
+/// quieter one, this loop 0.076 to 0.085 ms against 0.072 to 0.089 ms.
+#[inline(never)]
+fn take_rows_in_order<const CHECK_GONE: bool>(
+    table: &TableSlices,
+    start: usize,
+    row_slots: &[RowSlot],
+    checks: EscapeChecks,
+    target: &mut RowsTarget,
+    room: usize,
+) -> Result<usize, Drift> {
+    let rows = table.entities[start..].iter().zip(&row_slots[start..]);
+    for (row, (&entity, row_slot)) in (start..).zip(rows) {
+        if row_slot.entity != entity || (CHECK_GONE && checks.moved.is_gone(row_slot.slot as usize))
+        {
+            return Ok(row);
+        }
+        let Some((shape, bounds)) = table.shape_and_bounds(row) else {
+            return Err(Drift::NotTaken);
+        };
+        let slot = row_slot.slot as usize;
+        target.entries[slot].shape = shape;
+        target.slot_bounds[slot] = bounds;
+        if checks.has_left(slot, row_slot.grown, bounds) {
+            target.escaped.push(slot as u32);
+            if target.escaped.len() > room {
+                return Err(Drift::TooManyEscaped);
+            }
+        }
+    }
+    Ok(table.entities.len())
 }
 
 /// The slot of `entity`, found in another row than the build's (or than the last update's), as a row of
