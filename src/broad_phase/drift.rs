@@ -230,15 +230,17 @@ pub(super) fn take_rows(
     *relocated = false;
     row_slots.resize(rows.len(), RowSlot::UNSET);
     let moved = checks.moved;
-    let has_escaped = |row_slot: &RowSlot, bounds: Bounds| {
-        checks.has_left(row_slot.slot as usize, row_slot.grown, bounds)
-    };
     // An invalid collider counts as escaped: the pass stops at it. A row that holds another collider
     // than `row_slots` says (one came, went or changed tables) is left to the pass, which looks it up.
     let row_escaped = |row: usize| {
-        let row_slot = &row_slots[row];
-        rows.entity(row) == Some(row_slot.entity)
-            && (rows.shape_and_bounds(row)).is_none_or(|(_, bounds)| has_escaped(row_slot, bounds))
+        let RowSlot {
+            grown,
+            entity,
+            slot,
+        } = row_slots[row];
+        rows.entity(row) == Some(entity)
+            && (rows.shape_and_bounds(row))
+                .is_none_or(|(_, bounds)| checks.has_left(slot as usize, grown, bounds))
     };
     if worth_sampling(rows.len())
         && sample_shows_too_many_escaped(rows.len(), checks.room, row_escaped)
