@@ -443,7 +443,8 @@ fn a_new_collider_with_its_own_layers_builds_the_grid_only_where_no_layers_are_f
     let fifth = spawn_on(&mut app, 4, Some(CollisionLayers::new(0b100, 0b100)));
     assert!(!built(&app));
     assert!(touching(&mut app, fifth).contains(&squares[4]));
-    // On the fifth, which it shares a layer with, and on the fourth square's, which it does not.
+    // The sixth on the fifth, with which it shares a layer; the seventh on the fourth, with which it
+    // shares none, and on the fourth square.
     let sixth = spawn_on(&mut app, 4, Some(CollisionLayers::new(0b100, 0b100)));
     assert!(!built(&app));
     assert!(touching(&mut app, sixth).contains(&fifth));

@@ -57,8 +57,8 @@ use crate::parallel::on_this_thread;
 /// 600 updates at 10,000, 50 in 200 at 100,000, 24 in 100 at 1,000,000, and 75 in 300 on W2, as before.
 ///
 /// Colliders that come and go, spawned and despawned among the drifting ones, take room for moves
-/// too, but come at a steady pace rather than in a wave: a build starts once, at the pace they came and
-/// went since the build, they would take the rest of the room within [`LEAD`] updates.
+/// too, but at a steady pace rather than in a wave: a build starts once they would take the rest of
+/// the room within [`LEAD`] updates, going on at the pace they came and went since the build.
 ///
 /// Only worlds of [`SIZES`] colliders build in the background; smaller ones build in the update.
 #[inline]
