@@ -21,7 +21,9 @@
 //! colliders spread over the component sets of its kinds of entity. `--churn C` despawns C of the
 //! moving colliders a frame and spawns C moving ones, in any workload (W6 churns 1% unless told).
 //! `--layered` puts every collider in one layer that interacts with itself: the same pairs, filtered by
-//! layers.
+//! layers. `--per-frame` prints a line for each timed frame: whether the broad phase built its grid,
+//! took in one built in the background or kept the last, and each stage's time, to find which frames
+//! and stages make a p99.
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
@@ -322,6 +324,34 @@ struct RunOptions {
     layout: SpawnLayout,
     slow_down: usize,
     churn: Option<usize>,
+    /// Whether each timed frame gets a line of its own (`--per-frame`).
+    per_frame: bool,
+}
+
+/// The line `--per-frame` prints for a timed frame: what the broad phase did, the pairs the events
+/// stage compared, and each stage's time in microseconds. A frame that sets the p99 shows here which
+/// stage took the time and on which kind of update.
+fn print_frame(frame: usize, diagnostics: &CollisionDiagnostics) {
+    let micros = |time: Duration| time.as_secs_f64() * 1e6;
+    let t = diagnostics.timings;
+    let update = if diagnostics.grid_built {
+        "built"
+    } else if diagnostics.grid_built_in_background {
+        "took in"
+    } else {
+        "kept"
+    };
+    println!(
+        "  frame {frame:>5} {update:<7} gathered {:<5} compared {:>7}   prepare {:7.1} µs   broad \
+         {:7.1} µs   narrow {:7.1} µs   events {:7.1} µs   pipeline {:7.1} µs",
+        diagnostics.colliders_gathered,
+        diagnostics.compared_pairs,
+        micros(t.prepare),
+        micros(t.broad_phase),
+        micros(t.narrow_phase),
+        micros(t.events),
+        micros(t.total()),
+    );
 }
 
 fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
@@ -414,6 +444,9 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         report.compared.push(d.compared_pairs);
         report.built_in_background += usize::from(d.grid_built_in_background);
         report.gathered += usize::from(d.colliders_gathered);
+        if options.per_frame {
+            print_frame(frame - WARMUP_FRAMES, &d);
+        }
         if d.grid_built {
             report.pipeline_when_built.push(t.total());
         } else {
@@ -601,6 +634,7 @@ fn main() {
         },
         slow_down,
         churn,
+        per_frame: args.iter().any(|arg| arg == "--per-frame"),
     };
     let mut runs: Vec<Vec<Summary>> = plan.iter().map(|_| Vec::new()).collect();
     // Round by round, every workload once a round: a slow stretch of the machine, which here lasts

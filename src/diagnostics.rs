@@ -43,7 +43,7 @@ pub struct CollisionDiagnostics {
     pub grid_built: bool,
     /// Whether the broad phase took in and kept this update a grid built in the background, beside the
     /// last update, from that update's colliders: what spares colliders that all drift (in worlds of
-    /// 4,096 colliders or more) an update that builds the grid. See the crate's README, "Performance".
+    /// 512 colliders or more) an update that builds the grid. See the crate's README, "Performance".
     pub grid_built_in_background: bool,
     /// Whether the broad phase copied every collider out of Bevy's tables this update: for a build, or
     /// to keep the grid where it cannot read the colliders where they are (in more than eight tables,

@@ -1,4 +1,4 @@
-//! Colliders that all drift, in a world of a size whose grid is built in the background (4,096
+//! Colliders that all drift, in a world of a size whose grid is built in the background (512
 //! colliders or more): the grid built on Bevy's async compute task pool beside one update is taken in by
 //! the next, and every frame must match an independent sweep, whether the pool's threads are free or
 //! busy with other work.
@@ -54,7 +54,7 @@ fn alone() -> std::sync::MutexGuard<'static, ()> {
 #[test]
 fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sweep_every_frame() {
     let _alone = alone();
-    // Within the sizes whose grid is built in the background (4,096 colliders or more).
+    // Within the sizes whose grid is built in the background (512 colliders or more).
     let count = 6_000;
     let (mut app, colliders) = drifting_world(count, 0xb6c8_0a11);
     // Changes besides the colliders' places, each on the update after one that took in a grid built
@@ -153,7 +153,7 @@ fn colliders_spawned_and_despawned_among_drifting_ones_keep_the_grid_and_match_a
 {
     let _alone = alone();
     // A world whose builds run in the update, and one whose builds run in the background.
-    for (count, seed) in [(1_500, 0x5eed_c4a1), (5_000, 0x5eed_c4a2)] {
+    for (count, seed) in [(400, 0x5eed_c4a1), (5_000, 0x5eed_c4a2)] {
         let (mut app, mut colliders) = drifting_world(count, seed);
         let side = 2.5 * (count as f32).sqrt();
         let mut rng = Rng(seed);
@@ -230,7 +230,7 @@ fn colliders_spawned_and_despawned_among_drifting_ones_keep_the_grid_and_match_a
         // The builds in the background start from the rows as the updates found them, gone colliders
         // left out and new ones in: taken in, the next update keeps them.
         assert!(
-            count < 4_096 || (in_background >= 4 && built <= in_background),
+            count < 512 || (in_background >= 4 && built <= in_background),
             "{count} colliders: {in_background} grids built in the background, {built} in the update"
         );
     }
@@ -389,7 +389,7 @@ fn spread_over(app: &mut App, colliders: &[Entity], tables: usize) {
 fn colliders_in_up_to_eight_tables_are_read_in_place_and_in_more_gathered_matching_a_sweep() {
     let _alone = alone();
     // A world too small to build in the background too, whose updates sample the rows before the pass.
-    for (count, tables) in [(1_000, 3), (5_000, 3), (5_000, 8), (5_000, 9)] {
+    for (count, tables) in [(400, 3), (5_000, 3), (5_000, 8), (5_000, 9)] {
         let (mut app, colliders) = drifting_world(count, 0x7ab1_e5e7 + tables as u64);
         spread_over(&mut app, &colliders, tables);
         let (mut kept_in_place, mut kept_gathered, mut in_background) = (0, 0, 0);
@@ -405,7 +405,7 @@ fn colliders_in_up_to_eight_tables_are_read_in_place_and_in_more_gathered_matchi
             // Read in place, the rows are looked up by entity where they changed, and the grid is
             // kept (where builds run in the update, whose pace no thread of the pool sways); gathered,
             // the colliders are taken by their index, and it is built anew.
-            if frame == 22 && (tables > 8 || count < 4_096) {
+            if frame == 22 && (tables > 8 || count < 512) {
                 assert_eq!(
                     diagnostics.grid_built,
                     tables > 8,
@@ -431,7 +431,7 @@ fn colliders_in_up_to_eight_tables_are_read_in_place_and_in_more_gathered_matchi
                  gathering the colliders, {kept_in_place} times in place"
             );
         }
-        let background = count >= 4_096;
+        let background = count >= 512;
         assert!(
             (in_background >= 4) == background,
             "{count} colliders in {tables} tables: {in_background} grids built in the background"

@@ -180,13 +180,14 @@ fn a_disabled_collider_moving_among_resting_ones_changes_nothing() {
     }
 }
 
-/// An app with 600 colliders of the three kinds drifting slowly and turning, in one table, updated
-/// once; and the colliders.
+/// An app with 400 colliders of the three kinds drifting slowly and turning, in one table, updated
+/// once; and the colliders. A world this small builds its grid in the update (from 512 colliders the
+/// builds run in the background, `tests/plugin_background.rs`).
 fn drifting_world(seed: u64) -> (App, Vec<Entity>) {
     let mut app = app();
     app.add_systems(Update, move_movers);
     let mut rng = Rng(seed);
-    let colliders = spawn_still(&mut app, &mut rng, 600, 50.0);
+    let colliders = spawn_still(&mut app, &mut rng, 400, 41.0);
     for &collider in &colliders {
         let velocity = Velocity(Vec2::new(rng.range(-0.03, 0.03), rng.range(-0.03, 0.03)));
         app.world_mut().entity_mut(collider).insert(velocity);

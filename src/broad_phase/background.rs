@@ -43,7 +43,8 @@ use crate::parallel::on_this_thread;
 /// fourth update after a build, 142 to 237 on the fifth and more than 1,250 on the sixth; at 100,000,
 /// 312 to 367 of 12,500 on the fifth. So a build starts on the update before the one on which the last
 /// build stopped being kept (one update before that one's age), or once more than a sixty-fourth of
-/// the room for moves (one entry in [`MOVED_SHARE`]) is taken, at the first sign of such a wave.
+/// the room for moves (one entry in [`MOVED_SHARE`]) is taken, at the first sign of such a wave, and
+/// at least [`START_FLOOR`] colliders.
 ///
 /// The age alone would keep the pace of the fastest stretch: colliders that slow down would have their
 /// grid built as often as before, where it could be kept longer. So at the last build's age a build
@@ -76,7 +77,8 @@ pub(super) fn should_start(
     let (room, age) = (entries / MOVED_SHARE, kept + 1);
     let as_old_as_the_last = kept_before > 0 && age >= kept_before;
     let room_running_out = (escaped + came_or_went) * age + came_or_went * LEAD > room * age;
-    escaped * START_SHARE > room || room_running_out || (as_old_as_the_last && leaving_soon())
+    let first_sign = escaped * START_SHARE > room && escaped >= START_FLOOR;
+    first_sign || room_running_out || (as_old_as_the_last && leaving_soon())
 }
 
 /// Whether a sample of a kept build's slots shows colliders about to leave their grown boxes: one that
@@ -117,6 +119,14 @@ const LEAD: usize = 3;
 /// See [`should_start`].
 const START_SHARE: usize = 64;
 
+/// The fewest escaped colliders that start a build at the first sign of a wave ([`should_start`]),
+/// whatever the share of the room they take. In small worlds a sixty-fourth of the room is a collider or
+/// two (2 at 1,000 colliders), who leave their grown boxes one or two at a time on W1: a build then
+/// started on every update after the one that took the last in, 254 builds in 600 updates at 1,000,
+/// against 144 with this floor, the pipeline's median and p99 the same (W1, `--frames 600`, three runs
+/// each). From 8,192 colliders the share is the larger, and the floor changes nothing.
+const START_FLOOR: usize = 16;
+
 /// Whether a build started with `escaped` of its `entries` out of their grown boxes since the last
 /// build came late: on the update of the wave it should have come before, with more than a quarter of
 /// the room for moves taken (one entry in [`LATE_SHARE`]). The update that takes it in counts the last
@@ -144,9 +154,27 @@ const LATE_SHARE: usize = 4 * MOVED_SHARE;
 
 /// The numbers of colliders whose builds run in the background. On workload W1 (alternating runs
 /// against builds in the update, quiet stretches), at 10,000 the pipeline's p99 went from 0.71 to 0.91
-/// ms to 0.54 to 0.63 ms in six runs of seven, its median and mean within the noise. Smaller builds
-/// cost less than waking another thread and fetching its results from its cache: at 1,000 the p99 went
-/// from 0.079 and 0.105 ms to 0.124 and 0.144 ms. Larger ones were first left in the update: bound by
+/// ms to 0.54 to 0.63 ms in six runs of seven, its median and mean within the noise.
+///
+/// From 512 colliders since the forty-second round, 4,096 before. A build in the update costs an
+/// update at 1,000 colliders about 27 µs, every sixth update; starting one in the background costs the
+/// update that starts it 3 to 8 µs, waking the pool's thread. And the updates that keep a grown build
+/// from the background test its pairs grouped by kind and compare their ranks with the last update's
+/// (`pairs_grouped` in `mod.rs`), where a build in the update leaves the narrow phase to group them
+/// and the events stage to compare all of them (about 1,000 pairs at 1,000 colliders, against about
+/// 20). W1, `--frames 600`, three alternating runs each against the builds in the update: at 1,000 the
+/// pipeline's median went from 0.020 to 0.021 ms to 0.017 ms, its mean from 0.025 to 0.026 ms to 0.018
+/// to 0.019 ms and its p99 from 0.048 to 0.055 ms to 0.029 to 0.044 ms; at 2,000 the median from 0.041
+/// to 0.042 ms to 0.032 to 0.033 ms and the p99 from 0.102 to 0.112 ms to 0.050 and 0.051 ms in two
+/// runs (0.131 ms in the third, in a slow stretch); at 512 the median from 0.011 to 0.009 ms and the
+/// mean from 0.014 to 0.010 to 0.011 ms, but the p99 from 0.028 to 0.033 ms to 0.034 to 0.043 ms, the
+/// start's cost nearing the update's. Earlier rounds found smaller builds costing less in the update
+/// than waking another thread and fetching its results from its cache (at 1,000 the p99 went from
+/// 0.079 and 0.105 ms to 0.124 and 0.144 ms in the first round of builds in the background; the
+/// sixteenth round's runs at 1,000 went either way as the host's state changed), before builds started
+/// from the kept entries, without a gather (`start_from_entries`), and before the grouped pairs.
+///
+/// Larger ones were first left in the update: bound by
 /// memory, which the build in the background took from the update (at 1,000,000 the median went from
 /// 103 to 125 ms; at 100,000 one run was faster, one slower). Since the loops that read out of order
 /// ask for their data ahead (`prefetch.rs`) and each gathered collider takes one cache line, the build
@@ -155,7 +183,7 @@ const LATE_SHARE: usize = 4 * MOVED_SHARE;
 /// stretch); at 1,000,000 the median from 84.9 and 90.9 ms to 82.5 and 86.9 ms and the p99 from 138
 /// and 145 ms to 101 and 105 ms (two); at 50,000 the median went from 2.99 to 3.44 ms to 3.26 to 3.30
 /// ms and the p99 from 5.0 to 5.9 ms to 4.5 to 4.9 ms, the mean 3.10 to 3.54 ms either way (three).
-pub(super) const SIZES: core::ops::RangeFrom<usize> = 4096..;
+pub(super) const SIZES: core::ops::RangeFrom<usize> = 512..;
 
 /// A build in the background: its buffers, at rest or lent to the running build that fills them.
 #[derive(Debug, Default)]
@@ -287,13 +315,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_build_starts_at_the_last_ones_age_or_when_a_sixty_fourth_of_the_room_is_taken() {
+    fn a_build_starts_at_the_last_ones_age_or_when_a_sixty_fourth_of_the_room_is_taken_and_16_left()
+    {
         // Whether a sample shows colliders about to leave their boxes: here, they are.
         let soon = || true;
         // Below SIZES, never.
-        assert!(!should_start(1000, 1000, 0, 9, 5, soon));
-        assert!(!should_start(4095, 4095, 0, 9, 5, soon));
+        assert!(!should_start(100, 100, 0, 9, 5, soon));
+        assert!(!should_start(511, 511, 0, 9, 5, soon));
+        assert!(should_start(512, 0, 0, 9, 5, soon));
         assert!(should_start(1_000_000, 0, 0, 9, 5, soon));
+        // 1,000 entries leave room for 125 moves, a sixty-fourth of which is 2 colliders: the first
+        // sign of a wave waits for 16.
+        assert!(!should_start(1_000, 15, 0, 1, 0, soon));
+        assert!(should_start(1_000, 16, 0, 1, 0, soon));
         // 25,600 entries leave room for 3,200 moves: the build starts from the 51st.
         assert!(!should_start(25_600, 0, 0, 3, 0, soon));
         assert!(!should_start(25_600, 50, 0, 3, 0, soon));

@@ -495,7 +495,7 @@ fn worth_sampling(colliders: usize) -> bool {
 
 /// Whether one in [`ESCAPE_SAMPLE_STRIDE`] of `count` colliders (`escaped` telling whether the k-th
 /// left its grown box) shows more than `room` escaped in all, checked before the pass of [`take_rows`]
-/// or [`take_drifted`]: where it does (every sixth update of workload W1 at 1,000 colliders), the pass
+/// or [`take_drifted`]: where it does (every sixth update of workload W1 where the builds run in the update), the pass
 /// over every collider would be spent for nothing. A sample that misjudges builds an update early, or
 /// lets the pass fail.
 #[inline]

@@ -13,7 +13,7 @@
 //!   game where everything walks), the build's pairs whose boxes overlap now hold every pair of two such
 //!   colliders, and only those that left their boxes are looked for as moved ones. The sort by cell
 //!   and the search of the cells, two thirds of a build's instructions, are left out. In worlds of
-//!   4,096 colliders or more the build they would make due is made beside the update before, on
+//!   512 colliders or more the build they would make due is made beside the update before, on
 //!   Bevy's async compute task pool, and taken in by the update (`background.rs`). Colliders that come
 //!   and go meanwhile are found in Bevy's tables by entity (`drift.rs`); where the update gathers the
 //!   colliders instead (beyond eight tables, or beyond the cache), one that went builds the grid anew.
@@ -1195,6 +1195,13 @@ mod tests {
         assert_eq!(drift_margin([square(f32::NAN)].iter(), &mut sample), 0.0);
     }
 
+    /// How many colliders the tests of the builds' pace in the background drift: a world whose updates
+    /// take long enough, in a debug build beside the other tests, for the pool's thread to begin each
+    /// build before the next update needs it. In a world of [`background::SIZES`]' smallest size the
+    /// updates follow each other so fast that, with both cores busy, some builds have not begun in
+    /// time: they are dropped and the update builds (as it should), which the pace cannot foresee.
+    const PACE_TEST_COLLIDERS: usize = 4_196;
+
     /// An app with `count` rectangles of side 2 in a row, 3 apart, and their entities; the k-th in the
     /// (k mod `tables`)-th of `tables` tables (up to 16), told apart by their [`Marked`] bits.
     fn row_of_rects(count: usize, tables: usize) -> (App, Vec<Entity>) {
@@ -1314,7 +1321,7 @@ mod tests {
         // No sample comes before the pass in such worlds (`drift::worth_sampling`): the pass itself
         // finds too many escaped, in the tables' rows (up to eight tables) or in the gathered colliders
         // (more).
-        let count = background::SIZES.start + 100;
+        let count = PACE_TEST_COLLIDERS;
         for tables in [1, 2, drift::MAX_TABLES_IN_PLACE + 1] {
             let (mut app, colliders) = row_of_rects(count, tables);
             assert_eq!(
@@ -1332,7 +1339,7 @@ mod tests {
         // builds. None has left on the update before that wave, so the first build in the background
         // starts on the wave itself, late: 420 left, more than a quarter of the room for moves. The
         // build after it starts an update earlier, and so does every build after that.
-        let count = background::SIZES.start + 100;
+        let count = PACE_TEST_COLLIDERS;
         let (mut app, colliders) = row_of_rects(count, 1);
         let mut waves = Vec::new();
         let mut taken_in = 0;
@@ -1367,7 +1374,7 @@ mod tests {
         // The colliders drift at 1 to 1.3 times a common pace: 0.05 an update, 0.005 from the 60th
         // update, 0.05 again from the 210th. The builds keep the pace of the fast stretch where only
         // the last build's age started them (one in three updates, 50 builds in the slow stretch).
-        let count = background::SIZES.start + 100;
+        let count = PACE_TEST_COLLIDERS;
         let (mut app, colliders) = row_of_rects(count, 1);
         let mut went = 0.0;
         let mut builds: [Vec<(usize, bool)>; 3] = Default::default();

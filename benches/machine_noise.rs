@@ -1,0 +1,275 @@
+//! The machine's own noise: the median and p99 of a computation that does the same work every frame,
+//! timed as the workload runner times the collision pipeline. Whatever spread it shows, no code can
+//! remove from the pipeline's figures on the same machine: it is the floor under the aim that the p99
+//! stay within 1.5 times the median.
+//!
+//! ```text
+//! cargo run --release -p bevy_rect_collision_benches --bin machine_noise
+//! cargo run --release -p bevy_rect_collision_benches --bin machine_noise -- --frames 200 --rounds 5
+//! ```
+//!
+//! The work is a chain of integer steps, each waiting on the one before, with nothing read from or
+//! written to memory: its time does not depend on caches, branches or data, only on the processor
+//! being left to run it. It is sized to take as long as the pipeline's median on W1 at 1,000, 10,000
+//! and 100,000 colliders in the README's table ([`FRAME_SIZES`]), and timed two ways:
+//! - **alone**: the work back to back on one thread, the clock read around each frame's work;
+//! - **in four systems**: an app of `MinimalPlugins` whose four systems, chained in `PostUpdate` as the
+//!   plugin's stages are, each do a quarter of the work and time themselves; a frame's figure is the
+//!   sum of the four, as the pipeline's is the sum of its stages' own times.
+//!
+//! Each setting runs `--frames F` frames (200 unless told) after a warm-up, `--rounds R` times (5
+//! unless told), one run of each size and setting a round; the runner prints each run and then the
+//! medians over the rounds, as the README's table takes them. `--compute-threads N` gives Bevy's
+//! compute task pool N threads.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use bevy_rect_collision_benches::{count_flag, median_p99, task_pool_plugin};
+
+/// The frame sizes the work is made to take, in microseconds, with the workload they stand for: the
+/// pipeline's medians on W1 in the README's table.
+const FRAME_SIZES: [(f64, &str); 3] = [
+    (36.0, "W1 at 1,000"),
+    (311.0, "W1 at 10,000"),
+    (5330.0, "W1 at 100,000"),
+];
+
+/// The systems the work is split over in the app, one for each of the pipeline's stages.
+const SYSTEMS: u64 = 4;
+
+const WARMUP_FRAMES: usize = 10;
+
+/// Runs `steps` steps of a chain in which each step waits on the one before and no step touches memory:
+/// the time it takes varies only with the machine, never with the data.
+fn fixed_work(steps: u64) -> u64 {
+    let mut state = black_box(0x9e37_79b9_7f4a_7c15_u64);
+    for _ in 0..black_box(steps) {
+        state = state
+            .wrapping_mul(0x5851_f42d_4c95_7f2d)
+            .wrapping_add(0x1405_7b7e_f767_814f);
+        state ^= state >> 29;
+    }
+    black_box(state)
+}
+
+/// How many steps of [`fixed_work`] take a microsecond here: the median of 21 timed runs of a million
+/// steps, so that a slow moment during the measure does not size the work.
+fn steps_per_microsecond() -> f64 {
+    const STEPS: u64 = 1_000_000;
+    let mut samples: Vec<Duration> = (0..21)
+        .map(|_| {
+            let start = Instant::now();
+            fixed_work(STEPS);
+            start.elapsed()
+        })
+        .collect();
+    let (median_ms, _) = median_p99(&mut samples);
+    STEPS as f64 / (median_ms * 1e3)
+}
+
+/// The steps each of the app's systems runs a frame, and what the systems that ran in the last frame
+/// took and how many they were.
+#[derive(Resource)]
+struct FrameWork {
+    steps_per_system: u64,
+    took: Duration,
+    systems_run: u64,
+}
+
+/// One of the app's four systems: a quarter of the frame's work, timed inside the system as the
+/// plugin's stages time themselves.
+fn work_a_quarter(mut work: ResMut<FrameWork>) {
+    let start = Instant::now();
+    fixed_work(work.steps_per_system);
+    work.took += start.elapsed();
+    work.systems_run += 1;
+}
+
+/// The frame's figures of `frames` frames of `steps` steps, the work done back to back on this thread.
+fn run_alone(steps: u64, frames: usize) -> Vec<Duration> {
+    for _ in 0..WARMUP_FRAMES {
+        fixed_work(steps);
+    }
+    (0..frames)
+        .map(|_| {
+            let start = Instant::now();
+            fixed_work(steps);
+            start.elapsed()
+        })
+        .collect()
+}
+
+/// The frame's figures of `frames` updates of an app whose four chained systems share `steps` steps.
+fn run_in_systems(steps: u64, frames: usize, compute_threads: Option<usize>) -> Vec<Duration> {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins.set(task_pool_plugin(compute_threads)))
+        .insert_resource(FrameWork {
+            steps_per_system: steps / SYSTEMS,
+            took: Duration::ZERO,
+            systems_run: 0,
+        })
+        .add_systems(
+            PostUpdate,
+            (
+                work_a_quarter,
+                work_a_quarter,
+                work_a_quarter,
+                work_a_quarter,
+            )
+                .chain(),
+        );
+    app.finish();
+    app.cleanup();
+    let frame = |app: &mut App| {
+        let mut work = app.world_mut().resource_mut::<FrameWork>();
+        work.took = Duration::ZERO;
+        work.systems_run = 0;
+        app.update();
+        let work = app.world().resource::<FrameWork>();
+        assert_eq!(work.systems_run, SYSTEMS, "every system runs once a frame");
+        work.took
+    };
+    for _ in 0..WARMUP_FRAMES {
+        frame(&mut app);
+    }
+    (0..frames).map(|_| frame(&mut app)).collect()
+}
+
+/// How the work is timed.
+#[derive(Clone, Copy)]
+enum Timing {
+    /// Back to back on this thread ([`run_alone`]).
+    Alone,
+    /// In an app's four chained systems ([`run_in_systems`]).
+    InFourSystems,
+}
+
+impl Timing {
+    const ALL: [Self; 2] = [Self::Alone, Self::InFourSystems];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Alone => "alone",
+            Self::InFourSystems => "in four systems",
+        }
+    }
+}
+
+/// A run's median and p99 in milliseconds.
+#[derive(Clone, Copy)]
+struct Spread {
+    median: f64,
+    p99: f64,
+}
+
+impl Spread {
+    fn of(mut samples: Vec<Duration>) -> Self {
+        let (median, p99) = median_p99(&mut samples);
+        Self { median, p99 }
+    }
+
+    fn ratio(self) -> f64 {
+        self.p99 / self.median
+    }
+}
+
+/// The median of `values` (their upper middle for an even count); sorts them.
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_unstable_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let count = |flag: &str, default: usize, least: usize| {
+        count_flag(&args, flag, default, least).unwrap_or_else(|error| {
+            eprintln!("machine_noise: {error}");
+            std::process::exit(2);
+        })
+    };
+    let frames = count("--frames", 200, 1);
+    let rounds = count("--rounds", 5, 1);
+    let compute_threads = (args.iter().any(|arg| arg == "--compute-threads"))
+        .then(|| count("--compute-threads", 1, 1));
+
+    let per_microsecond = steps_per_microsecond();
+    println!(
+        "fixed work: {per_microsecond:.0} steps a microsecond here; {frames} frames a run, {rounds} \
+         rounds"
+    );
+    // runs[size][timing]: one spread a round.
+    let mut runs = vec![vec![Vec::<Spread>::new(); Timing::ALL.len()]; FRAME_SIZES.len()];
+    for round in 1..=rounds {
+        for (&(micros, workload), runs) in FRAME_SIZES.iter().zip(&mut runs) {
+            let steps = (micros * per_microsecond).round() as u64;
+            for (timing, runs) in Timing::ALL.into_iter().zip(runs) {
+                let samples = match timing {
+                    Timing::Alone => run_alone(steps, frames),
+                    Timing::InFourSystems => run_in_systems(steps, frames, compute_threads),
+                };
+                let spread = Spread::of(samples);
+                println!(
+                    "  round {round}: {micros:>6} µs of work ({workload}), {:<15} median \
+                     {:8.4} ms   p99 {:8.4} ms   p99 / median {:.2}",
+                    timing.name(),
+                    spread.median,
+                    spread.p99,
+                    spread.ratio()
+                );
+                runs.push(spread);
+            }
+        }
+    }
+    println!(
+        "\nmedians over {rounds} rounds (the p99 / median's lowest and highest run in brackets):"
+    );
+    println!("| work | stands for | timed | median | p99 | p99 / median |");
+    println!("|---|---|---|---|---|---|");
+    for (&(micros, workload), runs) in FRAME_SIZES.iter().zip(&runs) {
+        for (timing, spreads) in Timing::ALL.into_iter().zip(runs) {
+            let mut medians: Vec<f64> = spreads.iter().map(|s| s.median).collect();
+            let mut p99s: Vec<f64> = spreads.iter().map(|s| s.p99).collect();
+            let mut ratios: Vec<f64> = spreads.iter().map(|s| s.ratio()).collect();
+            let (lowest, highest) = ratios
+                .iter()
+                .fold((f64::INFINITY, 0.0_f64), |(low, high), &r| {
+                    (low.min(r), high.max(r))
+                });
+            println!(
+                "| {micros} µs | {workload} | {} | {:.4} ms | {:.4} ms | {:.2} ({lowest:.2} to \
+                 {highest:.2}) |",
+                timing.name(),
+                median(&mut medians),
+                median(&mut p99s),
+                median(&mut ratios),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_work_depends_only_on_its_step_count() {
+        assert_eq!(fixed_work(1000), fixed_work(1000));
+        assert_ne!(fixed_work(1000), fixed_work(1001));
+    }
+
+    #[test]
+    fn the_app_times_its_four_systems_every_frame() {
+        // `run_in_systems` asserts that each frame ran the four systems once each.
+        let samples = run_in_systems(4_000, 3, None);
+        assert_eq!(samples.len(), 3);
+        assert!(samples.iter().all(|took| *took > Duration::ZERO));
+    }
+
+    #[test]
+    fn median_takes_the_middle_value() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 3.0);
+    }
+}
