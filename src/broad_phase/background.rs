@@ -174,15 +174,15 @@ const LATE_SHARE: usize = 4 * MOVED_SHARE;
 /// sixteenth round's runs at 1,000 went either way as the host's state changed), before builds started
 /// from the kept entries, without a gather (`start_from_entries`), and before the grouped pairs.
 ///
-/// Larger ones were first left in the update: bound by
-/// memory, which the build in the background took from the update (at 1,000,000 the median went from
-/// 103 to 125 ms; at 100,000 one run was faster, one slower). Since the loops that read out of order
-/// ask for their data ahead (`prefetch.rs`) and each gathered collider takes one cache line, the build
-/// in the background pays there too: at 100,000 the median went from 7.15 to 7.95 ms to 6.89 to 7.17
-/// ms and the p99 from 11.8 to 13.6 ms to 9.0 to 10.2 ms (four alternating runs each, a slow
-/// stretch); at 1,000,000 the median from 84.9 and 90.9 ms to 82.5 and 86.9 ms and the p99 from 138
-/// and 145 ms to 101 and 105 ms (two); at 50,000 the median went from 2.99 to 3.44 ms to 3.26 to 3.30
-/// ms and the p99 from 5.0 to 5.9 ms to 4.5 to 4.9 ms, the mean 3.10 to 3.54 ms either way (three).
+/// Larger ones were first left in the update: bound by memory, which the build in the background
+/// took from the update (at 1,000,000 the median went from 103 to 125 ms; at 100,000 one run was
+/// faster, one slower). Since the loops that read out of order ask for their data ahead
+/// (`prefetch.rs`) and each gathered collider takes one cache line, the build in the background
+/// pays there too: at 100,000 the median went from 7.15 to 7.95 ms to 6.89 to 7.17 ms and the p99
+/// from 11.8 to 13.6 ms to 9.0 to 10.2 ms (four alternating runs each, a slow stretch); at
+/// 1,000,000 the median from 84.9 and 90.9 ms to 82.5 and 86.9 ms and the p99 from 138 and 145 ms
+/// to 101 and 105 ms (two); at 50,000 the median went from 2.99 to 3.44 ms to 3.26 to 3.30 ms and
+/// the p99 from 5.0 to 5.9 ms to 4.5 to 4.9 ms, the mean 3.10 to 3.54 ms either way (three).
 pub(super) const SIZES: core::ops::RangeFrom<usize> = 512..;
 
 /// A build in the background: its buffers, at rest or lent to the running build that fills them.

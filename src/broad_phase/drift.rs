@@ -495,9 +495,9 @@ fn worth_sampling(colliders: usize) -> bool {
 
 /// Whether one in [`ESCAPE_SAMPLE_STRIDE`] of `count` colliders (`escaped` telling whether the k-th
 /// left its grown box) shows more than `room` escaped in all, checked before the pass of [`take_rows`]
-/// or [`take_drifted`]: where it does (every sixth update of workload W1 where the builds run in the update), the pass
-/// over every collider would be spent for nothing. A sample that misjudges builds an update early, or
-/// lets the pass fail.
+/// or [`take_drifted`]: where it does (every sixth update of workload W1 in a world whose builds run in
+/// the update), the pass over every collider would be spent for nothing. A sample that misjudges
+/// builds an update early, or lets the pass fail.
 #[inline]
 fn sample_shows_too_many_escaped(
     count: usize,
