@@ -40,8 +40,8 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    KindOrder, SeededRng, Spawn, count_flag, flag_value, mean_ms, median_p99, task_pool_plugin,
-    wrapped_step,
+    KindOrder, SeededRng, Spawn, count_flag, flag_value, mean_ms, median_of, median_p99,
+    task_pool_plugin, wrapped_step,
 };
 
 /// Counts allocations, to report how many a frame makes.
@@ -530,12 +530,6 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
     summary
 }
 
-/// The median of `values` (the upper one of an even count).
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 /// Prints, as rows of a Markdown table, each workload's medians over its runs, with the lowest and
 /// highest of its runs' pipeline medians.
 fn print_rounds_table(plan: &[(Workload, usize)], runs: &[Vec<Summary>]) {
@@ -548,14 +542,14 @@ fn print_rounds_table(plan: &[(Workload, usize)], runs: &[Vec<Summary>]) {
     );
     println!("|---|---|---|---|---|---|---|---|");
     for ((workload, n), runs) in plan.iter().zip(runs) {
-        let of = |field: fn(&Summary) -> f64| median(runs.iter().map(field).collect());
+        let of = |field: fn(&Summary) -> f64| median_of(runs.iter().map(field).collect());
         let pipelines: Vec<f64> = runs.iter().map(|run| run.pipeline).collect();
         let lowest = pipelines.iter().copied().fold(f64::INFINITY, f64::min);
         let highest = pipelines.iter().copied().fold(0.0, f64::max);
         println!(
             "| {} | {n} | {:.3} ms ({lowest:.3} to {highest:.3}) | {:.3} ms | {:.3} ms | {:.3} ms | {} ({}) | {:.1} |",
             workload.name(),
-            median(pipelines),
+            median_of(pipelines),
             of(|run| run.pipeline_p99),
             of(|run| run.span),
             of(|run| run.update),

@@ -262,6 +262,24 @@ pub fn median_p99(samples: &mut [Duration]) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
+/// The median of `values`, the upper of the two middle ones for an even count: the figure the runners'
+/// tables take over several runs.
+///
+/// # Panics
+///
+/// On no values: the runners ask for at least one round ([`count_flag`]).
+///
+/// ```
+/// use bevy_rect_collision_benches::median_of;
+///
+/// assert_eq!(median_of(vec![3.0, 1.0, 2.0]), 2.0);
+/// assert_eq!(median_of(vec![4.0, 1.0, 3.0, 2.0]), 3.0);
+/// ```
+pub fn median_of(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
 /// The mean of `samples`, in milliseconds (0 for none). Beside the median it shows work done on some
 /// frames only, such as a grid rebuilt every few frames, which the median can hide.
 ///
