@@ -26,7 +26,7 @@ use crate::prefetch::{AHEAD, prefetch_ahead, worth_prefetching};
 use super::PairContact;
 use super::ranked_changes::RankedChanges;
 use crate::kept::for_each_kept;
-use crate::radix_sort::{bucket_sort_by_key, radix_sort_by_key};
+use crate::radix_sort::{bucket_sort_by_key, counting_sort_by_bucket, radix_sort_by_key};
 
 /// How many groups: one per unordered pair of the three kinds.
 const GROUPS: usize = 6;
@@ -222,26 +222,67 @@ pub(crate) struct KindGroups {
     ranking: Ranking,
 }
 
-/// The buffers of [`KindGroups::rank_pairs`], kept between builds.
+/// The buffers of [`KindGroups::arrange`]'s ranking, kept between builds.
 #[derive(Debug, Default)]
 struct Ranking {
-    /// Each entry's entity's bits with its slot, sorted, and the sort's buffer.
+    /// Each entry's entity's bits with its slot above [`KIND_BITS`] bits holding its kind, sorted, and
+    /// the sort's buffer.
     entities: Vec<(u64, u32)>,
     entities_scratch: Vec<(u64, u32)>,
-    /// The rank of each slot's entity.
-    rank_of_slot: Vec<u32>,
+    /// For each slot, the rank of its entity among the entries' entities above [`KIND_BITS`] bits
+    /// holding its shape's [`kind_index`]: two slots' keys compare as their entities do.
+    slot_keys: Vec<u32>,
     /// Each pair's entities' ranks, the lower first, with the pair's place; the sort's buffers.
     pairs: Vec<(u32, u32, u32)>,
     pairs_scratch: Vec<(u32, u32, u32)>,
     starts: Vec<u32>,
 }
 
+impl Ranking {
+    /// Ranks the entries by their entities and sets [`Self::slot_keys`].
+    fn rank_slots(&mut self, entries: &[ColliderEntry]) {
+        debug_assert!(entries.len() <= (u32::MAX >> KIND_BITS) as usize);
+        let Self {
+            entities,
+            entities_scratch,
+            slot_keys,
+            ..
+        } = self;
+        // Each slot goes with its kind, read here in the entries' order.
+        entities.clear();
+        entities.extend((entries.iter().zip(0..)).map(|(entry, slot)| {
+            let kind = kind_index(&entry.shape) as u32;
+            (entry.entity.to_bits(), slot << KIND_BITS | kind)
+        }));
+        radix_sort_by_key(entities, entities_scratch, |&(bits, _)| u128::from(bits));
+        slot_keys.resize(entries.len(), 0);
+        let kind_mask = (1 << KIND_BITS) - 1;
+        for (rank, &(_, slot_and_kind)) in (0u32..).zip(entities.iter()) {
+            let slot = (slot_and_kind >> KIND_BITS) as usize;
+            slot_keys[slot] = rank << KIND_BITS | slot_and_kind & kind_mask;
+        }
+    }
+}
+
+/// The low bits of a slot key ([`Ranking::slot_keys`]) that hold its kind.
+const KIND_BITS: u32 = 2;
+
 impl KindGroups {
     /// Lays out `pairs` (slots of `entries`) in place, and records their groups and ranks.
+    ///
+    /// The entries are ranked by their entities first, and each slot's rank and kind packed into a
+    /// word ([`Ranking::slot_keys`]): the grouping reads those, a few tens of kilobytes, where reading
+    /// each pair's two entries took it to the shapes' cache lines and back. On workload W2 the build in
+    /// the background took 1.32 to 1.54 ms reading the entries, 1.14 to 1.16 ms reading the keys
+    /// (medians of a run's 52 builds, three alternating runs each; `rank_pairs` as it is now).
     pub(crate) fn arrange(&mut self, pairs: &mut [(u32, u32)], entries: &[ColliderEntry]) {
+        self.ranking.rank_slots(entries);
+        let keys = &self.ranking.slot_keys;
         self.lengths.clear();
         for block in pairs.chunks_mut(BLOCK) {
-            group_block::<false>(block, entries, &mut self.scratch);
+            group_into(block, &mut self.scratch, |_, i, j| {
+                placed_by_keys(i, j, keys)
+            });
             let mut lengths = [0; GROUPS];
             let mut at = 0;
             for (length, group) in lengths.iter_mut().zip(&self.scratch) {
@@ -251,40 +292,47 @@ impl KindGroups {
             }
             self.lengths.push(lengths);
         }
-        self.rank_pairs(pairs, entries);
+        self.rank_pairs(pairs);
     }
 
-    /// Sets `ranks` to each pair's rank in the order of `(collider1, collider2)`: the entries ranked
-    /// by their entities first, then the pairs sorted by the ranks of their lower and higher entities,
-    /// a counting sort by the lower one's and a sort of each such run by the higher one's. Sorting
-    /// the pairs by their entities' bits instead (128-bit keys, four passes or more of a radix sort)
-    /// took 2.0 to 2.2 ms of a build's wall time on workload W2 against 1.6 to 1.8 ms, and W2's
-    /// pipeline 1.93 ms against 1.82 ms, its updates waiting for the longer builds.
-    fn rank_pairs(&mut self, pairs: &[(u32, u32)], entries: &[ColliderEntry]) {
+    /// Sets `ranks` to each pair's rank in the order of `(collider1, collider2)`, from the ranks of
+    /// the slots' entities ([`Ranking::rank_slots`]): the pairs sorted by the ranks of their lower and
+    /// higher entities. Sorting the pairs by their entities' bits instead (128-bit keys, four passes or
+    /// more of a radix sort) took 2.0 to 2.2 ms of a build's wall time on workload W2 against 1.6 to
+    /// 1.8 ms, and W2's pipeline 1.93 ms against 1.82 ms, its updates waiting for the longer builds.
+    ///
+    /// Where the pairs are fewer than two an entity (W1), a counting sort by the lower rank and a sort
+    /// of each such run by the higher one; with more, as in a pile (about seven an entity on W2's
+    /// grown boxes), stable counting sorts by the higher rank and then by the lower, in place of the
+    /// runs' sorts, whose comparisons the branch predictor misses, as in the contacts' sort
+    /// (`contact_sort.rs`). W2's build in the background took 1.87 to 2.11 ms with the runs' sorts
+    /// and 1.32 to 1.54 ms with the counting sorts (medians of a run's 52 builds, three alternating
+    /// runs each, timed on the pool's thread): longer than the runner's update, which then waited for
+    /// it, where it now waits seldom (the forty-third round's item in `benches/README.md`).
+    fn rank_pairs(&mut self, pairs: &[(u32, u32)]) {
         let Ranking {
-            entities,
-            entities_scratch,
-            rank_of_slot,
+            slot_keys,
             pairs: ranked,
             pairs_scratch,
             starts,
+            ..
         } = &mut self.ranking;
-        entities.clear();
-        entities
-            .extend((entries.iter().zip(0..)).map(|(entry, slot)| (entry.entity.to_bits(), slot)));
-        radix_sort_by_key(entities, entities_scratch, |&(bits, _)| u128::from(bits));
-        rank_of_slot.resize(entries.len(), 0);
-        for (rank, &(_, slot)) in (0..).zip(entities.iter()) {
-            rank_of_slot[slot as usize] = rank;
-        }
+        let rank = |slot: u32| slot_keys[slot as usize] >> KIND_BITS;
         ranked.clear();
         ranked.extend(pairs.iter().zip(0..).map(|(&(i, j), place)| {
-            let (i, j) = (rank_of_slot[i as usize], rank_of_slot[j as usize]);
+            let (i, j) = (rank(i), rank(j));
             (i.min(j), i.max(j), place)
         }));
+        let slots = slot_keys.len();
         let lower = |&(lower, _, _): &(u32, u32, u32)| lower as usize;
-        let higher = |&(_, higher, _): &(u32, u32, u32)| higher;
-        bucket_sort_by_key(ranked, pairs_scratch, starts, entries.len(), lower, higher);
+        if ranked.len() >= 2 * slots {
+            let higher = |&(_, higher, _): &(u32, u32, u32)| higher as usize;
+            counting_sort_by_bucket(ranked, pairs_scratch, starts, slots, higher);
+            counting_sort_by_bucket(ranked, pairs_scratch, starts, slots, lower);
+        } else {
+            let higher = |&(_, higher, _): &(u32, u32, u32)| higher;
+            bucket_sort_by_key(ranked, pairs_scratch, starts, slots, lower, higher);
+        }
         self.ranks.resize(pairs.len(), 0);
         for (rank, &(_, _, place)) in (0..).zip(ranked.iter()) {
             self.ranks[place as usize] = rank;
@@ -364,15 +412,28 @@ fn group_block<const PREFETCH: bool>(
     entries: &[ColliderEntry],
     groups: &mut [Vec<(u32, u32)>; GROUPS],
 ) {
-    for group in groups.iter_mut() {
-        group.clear();
-    }
-    for (k, &(i, j)) in block.iter().enumerate() {
+    group_into(block, groups, |k, i, j| {
         if let Some(&(ahead_i, ahead_j)) = block.get(k + AHEAD).filter(|_| PREFETCH) {
             prefetch_ahead(entries, ahead_i as usize);
             prefetch_ahead(entries, ahead_j as usize);
         }
-        let (pair, group) = placed(i, j, entries);
+        placed(i, j, entries)
+    });
+}
+
+/// Sets `groups` to the pairs of `block`, each in the group `place` gives it (given its index in the
+/// block and its slots), placed as `place` places it.
+#[inline(always)]
+fn group_into(
+    block: &[(u32, u32)],
+    groups: &mut [Vec<(u32, u32)>; GROUPS],
+    mut place: impl FnMut(usize, u32, u32) -> ((u32, u32), usize),
+) {
+    for group in groups.iter_mut() {
+        group.clear();
+    }
+    for (k, &(i, j)) in block.iter().enumerate() {
+        let (pair, group) = place(k, i, j);
         groups[group].push(pair);
     }
 }
@@ -390,6 +451,23 @@ fn placed(i: u32, j: u32, entries: &[ColliderEntry]) -> ((u32, u32), usize) {
     let placing = PLACING_OF_KINDS[first_kind << 2 | second_kind];
     let swap = if first_kind == second_kind {
         second.entity < first.entity
+    } else {
+        placing & SWAP != 0
+    };
+    let pair = if swap { (j, i) } else { (i, j) };
+    (pair, usize::from(placing & !SWAP))
+}
+
+/// As [`placed`], from the slots' keys ([`Ranking::slot_keys`]) instead of their entries: two slots'
+/// keys hold their kinds and compare as their entities do.
+#[inline(always)]
+fn placed_by_keys(i: u32, j: u32, keys: &[u32]) -> ((u32, u32), usize) {
+    let (first, second) = (keys[i as usize], keys[j as usize]);
+    let kind_mask = (1 << KIND_BITS) - 1;
+    let (first_kind, second_kind) = (first & kind_mask, second & kind_mask);
+    let placing = PLACING_OF_KINDS[(first_kind << 2 | second_kind) as usize];
+    let swap = if first_kind == second_kind {
+        second < first
     } else {
         placing & SWAP != 0
     };
@@ -716,24 +794,31 @@ mod tests {
             entry.entity = Entity::from_bits(bits);
         }
         let mut layout = KindGroups::default();
-        layout.arrange(&mut pairs, &entries);
         let key = |&(i, j): &(u32, u32)| {
             let (a, b) = (entries[i as usize].entity, entries[j as usize].entity);
             (a.min(b), a.max(b))
         };
-        let mut by_rank = vec![None; pairs.len()];
-        for (pair, &rank) in pairs.iter().zip(&layout.ranks) {
+        // About 33 pairs an entity, ranked by two counting sorts, then half a pair an entity, by a
+        // counting sort and a sort of each entity's pairs (`rank_pairs`).
+        let sparse = entries.len() / 2;
+        assert!(pairs.len() >= 2 * entries.len() && sparse < pairs.len());
+        for count in [pairs.len(), sparse] {
+            let pairs = &mut pairs[..count];
+            layout.arrange(pairs, &entries);
+            let mut by_rank = vec![None; pairs.len()];
+            for (pair, &rank) in pairs.iter().zip(&layout.ranks) {
+                assert!(
+                    by_rank[rank as usize].replace(key(pair)).is_none(),
+                    "rank {rank} twice of {count}"
+                );
+            }
+            let by_rank: Vec<_> = by_rank.into_iter().map(Option::unwrap).collect();
             assert!(
-                by_rank[rank as usize].replace(key(pair)).is_none(),
-                "rank {rank} twice"
+                by_rank.is_sorted(),
+                "ranks in the order of the pairs' entities, {count} pairs"
             );
+            assert_eq!(layout.rank_count, pairs.len());
         }
-        let by_rank: Vec<_> = by_rank.into_iter().map(Option::unwrap).collect();
-        assert!(
-            by_rank.is_sorted(),
-            "ranks in the order of the pairs' entities"
-        );
-        assert_eq!(layout.rank_count, pairs.len());
         // A build without pairs, after one with many.
         layout.arrange(&mut [], &entries);
         assert!(layout.ranks.is_empty() && layout.lengths.is_empty());
