@@ -256,16 +256,17 @@ impl Ranking {
         }));
         radix_sort_by_key(entities, entities_scratch, |&(bits, _)| u128::from(bits));
         slot_keys.resize(entries.len(), 0);
-        let kind_mask = (1 << KIND_BITS) - 1;
         for (rank, &(_, slot_and_kind)) in (0u32..).zip(entities.iter()) {
             let slot = (slot_and_kind >> KIND_BITS) as usize;
-            slot_keys[slot] = rank << KIND_BITS | slot_and_kind & kind_mask;
+            slot_keys[slot] = rank << KIND_BITS | slot_and_kind & KIND_MASK;
         }
     }
 }
 
 /// The low bits of a slot key ([`Ranking::slot_keys`]) that hold its kind.
 const KIND_BITS: u32 = 2;
+/// Those bits, set.
+const KIND_MASK: u32 = (1 << KIND_BITS) - 1;
 
 impl KindGroups {
     /// Lays out `pairs` (slots of `entries`) in place, and records their groups and ranks.
@@ -447,15 +448,8 @@ fn group_into(
 #[inline(always)]
 fn placed(i: u32, j: u32, entries: &[ColliderEntry]) -> ((u32, u32), usize) {
     let (first, second) = (&entries[i as usize], &entries[j as usize]);
-    let (first_kind, second_kind) = (kind_index(&first.shape), kind_index(&second.shape));
-    let placing = PLACING_OF_KINDS[first_kind << 2 | second_kind];
-    let swap = if first_kind == second_kind {
-        second.entity < first.entity
-    } else {
-        placing & SWAP != 0
-    };
-    let pair = if swap { (j, i) } else { (i, j) };
-    (pair, usize::from(placing & !SWAP))
+    let kinds = (kind_index(&first.shape), kind_index(&second.shape));
+    place_of_kinds(i, j, kinds, || second.entity < first.entity)
 }
 
 /// As [`placed`], from the slots' keys ([`Ranking::slot_keys`]) instead of their entries: two slots'
@@ -463,11 +457,22 @@ fn placed(i: u32, j: u32, entries: &[ColliderEntry]) -> ((u32, u32), usize) {
 #[inline(always)]
 fn placed_by_keys(i: u32, j: u32, keys: &[u32]) -> ((u32, u32), usize) {
     let (first, second) = (keys[i as usize], keys[j as usize]);
-    let kind_mask = (1 << KIND_BITS) - 1;
-    let (first_kind, second_kind) = (first & kind_mask, second & kind_mask);
-    let placing = PLACING_OF_KINDS[(first_kind << 2 | second_kind) as usize];
+    let kinds = ((first & KIND_MASK) as usize, (second & KIND_MASK) as usize);
+    place_of_kinds(i, j, kinds, || second < first)
+}
+
+/// [`placed`]'s choice for slots `i` and `j` of `kinds` (as [`kind_index`] gives them), where
+/// `second_is_lower` tells whether `j`'s entity is the lower of the two.
+#[inline(always)]
+fn place_of_kinds(
+    i: u32,
+    j: u32,
+    (first_kind, second_kind): (usize, usize),
+    second_is_lower: impl FnOnce() -> bool,
+) -> ((u32, u32), usize) {
+    let placing = PLACING_OF_KINDS[first_kind << 2 | second_kind];
     let swap = if first_kind == second_kind {
-        second < first
+        second_is_lower()
     } else {
         placing & SWAP != 0
     };
