@@ -40,8 +40,8 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    KindOrder, SeededRng, Spawn, count_flag, flag_value, mean_ms, median_of, median_p99,
-    task_pool_plugin, wrapped_step,
+    KindOrder, SeededRng, Spawn, compute_threads_flag, count_or_exit, flag_value, mean_ms,
+    median_of, median_p99, task_pool_plugin, wrapped_step,
 };
 
 /// Counts allocations, to report how many a frame makes.
@@ -564,14 +564,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let value = |flag: &str| flag_value(&args, flag);
     let count = |flag: &str, default: usize, least: usize| {
-        count_flag(&args, flag, default, least).unwrap_or_else(|error| {
-            eprintln!("collision_bench: {error}");
-            std::process::exit(2);
-        })
+        count_or_exit("collision_bench", &args, flag, default, least)
     };
     let frames = count("--frames", 200, 1);
-    let compute_threads = (args.iter().any(|arg| arg == "--compute-threads"))
-        .then(|| count("--compute-threads", 1, 1));
+    let compute_threads = compute_threads_flag("collision_bench", &args);
     let kinds = KindOrder::from_args(&args);
     if kinds == KindOrder::Shuffled {
         println!("kinds in no order (--kinds shuffled)");

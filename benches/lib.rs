@@ -336,6 +336,45 @@ pub fn count_flag(
     }
 }
 
+/// The count after `flag` on the command line `args`, as [`count_flag`] reads it; a value it refuses
+/// stops the runner named `program`, with its message on standard error and exit code 2.
+///
+/// ```
+/// use bevy_rect_collision_benches::count_or_exit;
+///
+/// let args: Vec<String> = "bench --rounds 3".split(' ').map(String::from).collect();
+/// assert_eq!(count_or_exit("bench", &args, "--rounds", 1, 1), 3);
+/// assert_eq!(count_or_exit("bench", &args, "--frames", 200, 1), 200);
+/// ```
+pub fn count_or_exit(
+    program: &str,
+    args: &[String],
+    flag: &str,
+    default: usize,
+    least: usize,
+) -> usize {
+    count_flag(args, flag, default, least).unwrap_or_else(|error| {
+        eprintln!("{program}: {error}");
+        std::process::exit(2);
+    })
+}
+
+/// The threads `--compute-threads N` asks for on the command line `args`, at least one, or `None`
+/// without the flag (Bevy's default sizes, see [`task_pool_plugin`]); a value it refuses stops the
+/// runner named `program` ([`count_or_exit`]).
+///
+/// ```
+/// use bevy_rect_collision_benches::compute_threads_flag;
+///
+/// let args = |line: &str| line.split(' ').map(String::from).collect::<Vec<_>>();
+/// assert_eq!(compute_threads_flag("bench", &args("bench --compute-threads 2")), Some(2));
+/// assert_eq!(compute_threads_flag("bench", &args("bench --frames 2")), None);
+/// ```
+pub fn compute_threads_flag(program: &str, args: &[String]) -> Option<usize> {
+    (args.iter().any(|arg| arg == "--compute-threads"))
+        .then(|| count_or_exit(program, args, "--compute-threads", 1, 1))
+}
+
 /// Bevy's task pools with `compute_threads` threads in the compute pool, or Bevy's default sizes for
 /// `None` (on two cores that is one compute thread: the other core goes to the I/O and async pools,
 /// which a headless benchmark leaves idle).

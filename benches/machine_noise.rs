@@ -27,7 +27,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-use bevy_rect_collision_benches::{count_flag, median_of, median_p99, task_pool_plugin};
+use bevy_rect_collision_benches::{
+    compute_threads_flag, count_or_exit, median_of, median_p99, task_pool_plugin,
+};
 
 /// The frame sizes the work is made to take, in microseconds, with the workload they stand for: the
 /// pipeline's medians on W1 in the README's table until the forty-second round, taken on the machine
@@ -180,15 +182,11 @@ impl Spread {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let count = |flag: &str, default: usize, least: usize| {
-        count_flag(&args, flag, default, least).unwrap_or_else(|error| {
-            eprintln!("machine_noise: {error}");
-            std::process::exit(2);
-        })
+        count_or_exit("machine_noise", &args, flag, default, least)
     };
     let frames = count("--frames", 200, 1);
     let rounds = count("--rounds", 5, 1);
-    let compute_threads = (args.iter().any(|arg| arg == "--compute-threads"))
-        .then(|| count("--compute-threads", 1, 1));
+    let compute_threads = compute_threads_flag("machine_noise", &args);
 
     let per_microsecond = steps_per_microsecond();
     println!(

@@ -37,7 +37,8 @@ use bevy::prelude::*;
 use bevy_rapier2d::prelude as rapier;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    KindOrder, SeededRng, Spawn, count_flag, median_p99, task_pool_plugin, wrapped_step,
+    KindOrder, SeededRng, Spawn, compute_threads_flag, count_or_exit, median_p99, task_pool_plugin,
+    wrapped_step,
 };
 
 const WARMUP_FRAMES: usize = 10;
@@ -277,15 +278,11 @@ fn run_all(
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let count = |flag: &str, default: usize, least: usize| {
-        count_flag(&args, flag, default, least).unwrap_or_else(|error| {
-            eprintln!("peers: {error}");
-            std::process::exit(2);
-        })
+        count_or_exit("peers", &args, flag, default, least)
     };
     let n = count("--n", 10_000, 1);
     let frames = count("--frames", 100, 1);
-    let compute_threads = (args.iter().any(|arg| arg == "--compute-threads"))
-        .then(|| count("--compute-threads", 1, 1));
+    let compute_threads = compute_threads_flag("peers", &args);
     let kinds = KindOrder::from_args(&args);
     let side = 4.0 * (n as f32).sqrt();
     let mut rng = SeededRng::new(0x5eed_0000 + n as u64);
