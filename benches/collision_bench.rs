@@ -23,7 +23,9 @@
 //! `--layered` puts every collider in one layer that interacts with itself: the same pairs, filtered by
 //! layers. `--per-frame` prints a line for each timed frame: whether the broad phase built its grid,
 //! took in one built in the background or kept the last, and each stage's time, to find which frames
-//! and stages make a p99.
+//! and stages make a p99. `--fps N` starts each update 1/N s after the one before, sleeping between
+//! them, as a game at N frames a second does; without it the updates follow each other at once, which
+//! leaves builds in the background the least time and the machine no time to go idle.
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
@@ -326,6 +328,9 @@ struct RunOptions {
     churn: Option<usize>,
     /// Whether each timed frame gets a line of its own (`--per-frame`).
     per_frame: bool,
+    /// The time from one update's start to the next's, as in a game that runs at a fixed frame rate
+    /// (`--fps`); `None` runs the updates back to back.
+    frame_interval: Option<Duration>,
 }
 
 /// The line `--per-frame` prints for a timed frame: what the broad phase did, the pairs the events
@@ -352,6 +357,15 @@ fn print_frame(frame: usize, diagnostics: &CollisionDiagnostics) {
         micros(t.events),
         micros(t.total()),
     );
+}
+
+/// Sleeps until `deadline`, or returns at once if it has passed: an update that overran its frame
+/// starts the next at once, as a game's does.
+fn wait_until(deadline: Instant) {
+    let now = Instant::now();
+    if deadline > now {
+        std::thread::sleep(deadline - now);
+    }
 }
 
 fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
@@ -408,7 +422,12 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         built_in_background: 0,
         gathered: 0,
     };
+    let mut next_start = Instant::now();
     for frame in 0..WARMUP_FRAMES + frames {
+        if let Some(interval) = options.frame_interval {
+            wait_until(next_start);
+            next_start += interval;
+        }
         if frame == WARMUP_FRAMES {
             app.world_mut().resource_mut::<Bench>().speed = 1.0 / options.slow_down as f32;
         }
@@ -614,6 +633,11 @@ fn main() {
     if let Some(churn) = churn {
         println!("{churn} moving colliders despawned and spawned a frame (--churn)");
     }
+    let frame_interval = (args.iter().any(|arg| arg == "--fps")).then(|| {
+        let fps = count("--fps", 60, 1);
+        println!("each update starts 1/{fps} s after the one before (--fps), as in a game");
+        Duration::from_secs_f64(1.0 / fps as f64)
+    });
     let options = RunOptions {
         frames,
         compute_threads,
@@ -625,6 +649,7 @@ fn main() {
         slow_down,
         churn,
         per_frame: args.iter().any(|arg| arg == "--per-frame"),
+        frame_interval,
     };
     let mut runs: Vec<Vec<Summary>> = plan.iter().map(|_| Vec::new()).collect();
     // Round by round, every workload once a round: a slow stretch of the machine, which here lasts
