@@ -6,7 +6,10 @@
 //! the caches, and the processor, which waits for each such read before it retires the loop's later
 //! work, keeps only a few of them under way. [`prefetch_ahead`] asks for the element a loop will reach
 //! [`AHEAD`] steps later, so that many are under way at once. A hint: results never change, and on
-//! targets other than x86-64 it does nothing.
+//! targets other than x86-64 it does nothing. Most loops ask only for arrays that outgrow the cache
+//! ([`worth_prefetching`]); the taking of the drifted colliders' rows (`broad_phase/drift.rs`) asks
+//! for smaller ones too ([`worth_prefetching_between_updates`]), as in a game its arrays are out of the
+//! cache by the time the next update comes.
 
 /// How many steps ahead a loop asks for its element: on workload W1 at 100,000 colliders the taking of
 /// the drifted colliders (`broad_phase/drift.rs`) took 1.30 to 1.35 ms a frame asking 8 steps ahead,
@@ -30,6 +33,22 @@ pub(crate) fn worth_prefetching<T>(items: &[T]) -> bool {
 #[inline]
 pub(crate) fn worth_prefetching_as_many<T>(count: usize) -> bool {
     count.saturating_mul(size_of::<T>()) > CACHE_BYTES
+}
+
+/// The size above which an array that a loop reads or writes out of order is taken to be out of the
+/// cache when a game's next update comes, milliseconds later, though it would fit the cache.
+const BETWEEN_UPDATES_BYTES: usize = 256 << 10;
+
+/// Whether `items` are large enough that asking ahead for them pays in a game, whose updates lie
+/// milliseconds apart: the game's other work, or the machine at rest, takes them out of the cache in
+/// between. On workload W1 with updates 1/60 s apart (`collision_bench --fps 60`), the take of the
+/// drifted colliders (`broad_phase/drift.rs`) asking ahead took the broad phase 88 µs against 112 µs at
+/// 10,000 colliders (400 KB of entries), but nothing off it at 1,000 (40 KB): 8.1 µs either way; back
+/// to back it cost 2.7 µs at 10,000 and 0.5 µs at 1,000 (the odd updates of a run asking, the even ones
+/// not, the updates that keep the grid).
+#[inline]
+pub(crate) fn worth_prefetching_between_updates<T>(items: &[T]) -> bool {
+    size_of_val(items) > BETWEEN_UPDATES_BYTES
 }
 
 /// Asks for `items[index]` to be brought into the cache, if it exists; both of its ends, for an element
@@ -83,5 +102,17 @@ mod tests {
         let large = vec![0_u64; CACHE_BYTES / 8 + 1];
         assert!(!worth_prefetching(&small), "fits: not worth it");
         assert!(worth_prefetching(&large), "one element more: worth it");
+    }
+
+    #[test]
+    fn between_updates_arrays_from_a_quarter_of_a_mebibyte_are_worth_prefetching() {
+        let small = vec![[0_u8; 40]; BETWEEN_UPDATES_BYTES / 40];
+        let large = vec![[0_u8; 40]; BETWEEN_UPDATES_BYTES / 40 + 1];
+        assert!(!worth_prefetching_between_updates(&small));
+        assert!(worth_prefetching_between_updates(&large));
+        assert!(!worth_prefetching(&large), "smaller than the cache");
+        // The entries of 1,000 and 10,000 colliders, 40 bytes each.
+        assert!(!worth_prefetching_between_updates(&vec![[0_u8; 40]; 1_000]));
+        assert!(worth_prefetching_between_updates(&vec![[0_u8; 40]; 10_000]));
     }
 }
