@@ -1,4 +1,4 @@
-//! Building the grid in the background, on Bevy's async compute task pool, while colliders drift.
+//! Building the grid in the background, on a thread of the plugin's own, while colliders drift.
 //!
 //! An update that keeps the grid because the colliders drifted within their grown boxes (`drift.rs`)
 //! starts a build over this update's colliders when the grid is about to stop being kept: as old as the
@@ -8,24 +8,29 @@
 //! frame go on, and the next update takes it in before anything else, waiting for it if it has begun
 //! and not finished; every collider that left its new grown box since counts as moved since that build,
 //! as after any build. So the update that would have built the grid, several times the cost of one that
-//! keeps it, finds a grid ready instead. A build that has not begun (the pool's threads busy with other
-//! work) is dropped, and so is one the update cannot use (few moved, a collider was enabled, the
-//! settings changed): the update goes on as if none had started. The pairs and contacts are the same
-//! either way.
+//! keeps it, finds a grid ready instead. A build that has not begun (the thread not yet run, or busy
+//! with a build dropped before) is dropped, and so is one the update cannot use (few moved, a collider
+//! was enabled, the settings changed): the update goes on as if none had started. The pairs and
+//! contacts are the same either way.
+//!
+//! The thread is the plugin's own (`build_thread.rs`), started with the first build, so that waking it
+//! never makes the update wait (on Linux it runs as a batch thread), and so that the game's tasks on
+//! Bevy's async compute pool never hold the builds back. It ends with the app. Until the forty-fourth
+//! round the builds ran on Bevy's async compute pool.
 //!
 //! The build starts from the colliders the update gathered, or, where the update read them in their
 //! table, from the entries it wrote them to, shared with the build, which gathers them on its own
 //! thread ([`KeptEntries`]).
 //!
-//! Where no thread is free (a single-threaded build of Bevy), the build runs when it is started.
+//! Where the app has no async compute task pool (it runs no work in the background, as with
+//! Bevy's `TaskPoolPlugin` left out), or on the web, the grid is built in the update.
 
-use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bevy::math::Vec4;
-use bevy::tasks::futures::check_ready;
-use bevy::tasks::{AsyncComputeTaskPool, Task, block_on};
+use bevy::tasks::AsyncComputeTaskPool;
 
+use super::build_thread::{BuildThread, Taken};
 use super::gather::{GatherTarget, gather_from_entries};
 use super::grid::Bounds;
 use super::{ColliderEntry, GridBuild, MOVED_SHARE};
@@ -158,11 +163,11 @@ const LATE_SHARE: usize = 4 * MOVED_SHARE;
 ///
 /// From 512 colliders since the forty-second round, 4,096 before. A build in the update costs an
 /// update at 1,000 colliders about 27 µs, every sixth update; starting one in the background costs the
-/// update that starts it 3 to 8 µs, waking the pool's thread. And the updates that keep a grown build
-/// from the background test its pairs grouped by kind and compare their ranks with the last update's
-/// (`pairs_grouped` in `mod.rs`), where a build in the update leaves the narrow phase to group them
-/// and the events stage to compare all of them (about 1,000 pairs at 1,000 colliders, against about
-/// 20). W1, `--frames 600`, three alternating runs each against the builds in the update: at 1,000 the
+/// update that starts it 3 to 8 µs, waking the thread that builds. And the updates that keep a grown
+/// build from the background test its pairs grouped by kind and compare their ranks with the last
+/// update's (`pairs_grouped` in `mod.rs`), where a build in the update leaves the narrow phase to group
+/// them and the events stage to compare all of them (about 1,000 pairs at 1,000 colliders, against
+/// about 20). W1, `--frames 600`, three alternating runs each against the builds in the update: at 1,000 the
 /// pipeline's median went from 0.020 to 0.021 ms to 0.017 ms, its mean from 0.025 to 0.026 ms to 0.018
 /// to 0.019 ms and its p99 from 0.048 to 0.055 ms to 0.029 to 0.044 ms; at 2,000 the median from 0.041
 /// to 0.042 ms to 0.032 to 0.033 ms and the p99 from 0.102 to 0.112 ms to 0.050 and 0.051 ms in two
@@ -188,16 +193,28 @@ pub(super) const SIZES: core::ops::RangeFrom<usize> = 512..;
 /// A build in the background: its buffers, at rest or lent to the running build that fills them.
 #[derive(Debug, Default)]
 pub(super) struct BackgroundBuild {
-    /// The buffers, while no build runs (none until the first build, or after one dropped unbegun).
+    /// The buffers, while no build runs (none until the first build, or while one dropped unbegun
+    /// still has them).
     idle: Option<Box<Job>>,
-    /// The running build, which holds the buffers.
-    running: Option<Task<Box<Job>>>,
-    /// The number of the last build started, and the greatest number of those that began, which each
-    /// sets when it begins: one not begun when the next update needs it is dropped, so that an update
-    /// never waits for the pool's threads to finish other work. A dropped build that begins after all
-    /// cannot pass for a later one.
+    /// The thread that runs the builds, started with the first.
+    thread: BuildThreadState,
+    /// Whether a build runs whose buffers have not come back.
+    running: bool,
+    /// The number of the last build started: one not begun when the next update needs it is dropped,
+    /// so that an update never waits for the thread to finish another. A dropped build comes back
+    /// with its number, and cannot pass for a later one.
     started: u64,
-    begun: Arc<AtomicU64>,
+}
+
+/// Whether the thread that runs the builds is running.
+#[derive(Debug, Default)]
+enum BuildThreadState {
+    /// Not started yet.
+    #[default]
+    NotStarted,
+    Running(BuildThread<Box<Job>>),
+    /// It could not start, or it ended (a build panicked): the grid is built in the update.
+    Unavailable,
 }
 
 /// The buffers of a build in the background: the build's, and the entries it starts from when the
@@ -206,6 +223,8 @@ pub(super) struct BackgroundBuild {
 struct Job {
     build: GridBuild,
     kept: KeptEntries,
+    /// Whether the build keeps each collider's layers.
+    layered: bool,
 }
 
 /// The colliders a build starts from when the update that started it read them in Bevy's tables that
@@ -229,8 +248,8 @@ struct KeptEntries {
 
 impl BackgroundBuild {
     /// Starts a build that grows the boxes, after `fill` has handed it this update's gathered
-    /// colliders; does nothing without an async compute task pool, or on the web, where the next update
-    /// could not wait for it.
+    /// colliders; does nothing without an async compute task pool (the app runs no work in the
+    /// background), or on the web, where the next update could not wait for it.
     pub(super) fn start(&mut self, layered: bool, fill: impl FnOnce(&mut GridBuild)) {
         // The job's entries are `None` here: a build lets go of them before it ends.
         self.spawn(layered, |job| fill(&mut job.build));
@@ -250,69 +269,221 @@ impl BackgroundBuild {
         });
     }
 
-    /// Starts the build on the async compute task pool, after `fill` has handed it its colliders.
+    /// Hands the build to the thread (`build_thread.rs`), after `fill` has handed it its colliders.
     fn spawn(&mut self, layered: bool, fill: impl FnOnce(&mut Job)) {
-        if cfg!(target_arch = "wasm32") || self.running.is_some() {
+        if cfg!(target_arch = "wasm32") || self.running || AsyncComputeTaskPool::try_get().is_none()
+        {
             return;
         }
-        let Some(pool) = AsyncComputeTaskPool::try_get() else {
+        self.take_back_dropped();
+        self.start_thread();
+        let BuildThreadState::Running(thread) = &self.thread else {
             return;
         };
         let mut job = self.idle.take().unwrap_or_default();
+        job.layered = layered;
         fill(&mut job);
-        self.started += 1;
-        let (number, begun) = (self.started, Arc::clone(&self.begun));
-        self.running = Some(pool.spawn(async move {
-            begun.fetch_max(number, Ordering::AcqRel);
-            // Never split over the compute pool: the update waits for this build (`on_this_thread`).
-            on_this_thread(|| {
-                let Job { build, kept } = &mut *job;
-                // Let go of the shared entries as soon as they are gathered.
-                if let Some(entries) = kept.entries.take() {
-                    let target = GatherTarget {
-                        colliders: &mut build.gathered,
-                        layers: &mut build.gathered_layers,
-                    };
-                    gather_from_entries(&entries, &kept.rows, &kept.layers, target);
-                    build.gathered_rows = true;
+        match thread.send(self.started + 1, job) {
+            Ok(()) => {
+                self.started += 1;
+                self.running = true;
+            }
+            // Two dropped builds wait for the thread yet: this update starts none.
+            Err(mut job) => {
+                job.kept.entries = None;
+                self.idle = Some(job);
+            }
+        }
+    }
+
+    /// Starts the thread that runs the builds, where it was not started.
+    fn start_thread(&mut self) {
+        if matches!(self.thread, BuildThreadState::NotStarted) {
+            self.thread = match BuildThread::start("grid build", run_job) {
+                Ok(thread) => BuildThreadState::Running(thread),
+                Err(_) => BuildThreadState::Unavailable,
+            };
+        }
+    }
+
+    /// Takes back the buffers of builds dropped unbegun that have finished since, as the idle ones
+    /// where none are.
+    fn take_back_dropped(&mut self) {
+        let BuildThreadState::Running(thread) = &mut self.thread else {
+            return;
+        };
+        loop {
+            match thread.try_take() {
+                Taken::Done(_, job) => {
+                    self.idle.get_or_insert(job);
                 }
-                build.run(true, layered);
-                // Indexed here, not by the update that takes the build in.
-                build.moved.index(&build.entries);
-            });
-            job
-        }));
+                Taken::NoneYet => return,
+                Taken::Ended => {
+                    self.thread = BuildThreadState::Unavailable;
+                    return;
+                }
+            }
+        }
     }
 
     /// Waits for the running build, if it has begun, and returns its buffers: filled by the build, to
-    /// be taken in or left for the next build. Drops a build that has not begun (the pool's threads
-    /// are busy with other work): the update goes on as if none had started.
-    ///
-    /// A finished build is taken without `block_on`, which allocates when called from within a task,
-    /// as the systems of Bevy's multi-threaded executor are.
+    /// be taken in or left for the next build. Drops a build that has not begun (the thread not yet
+    /// run, or busy with one dropped before): the update goes on as if none had started.
     pub(super) fn finish(&mut self) -> Option<&mut GridBuild> {
-        let task = self.running.as_mut()?;
-        let job = match check_ready(task) {
-            Some(job) => job,
-            None if self.begun.load(Ordering::Acquire) == self.started => block_on(task),
-            None => {
-                // Dropping the task cancels it; should it begin meanwhile, it runs to its end on its
-                // own buffers, which go with it.
-                self.running = None;
-                return None;
-            }
+        if !core::mem::take(&mut self.running) {
+            return None;
+        }
+        let BuildThreadState::Running(thread) = &mut self.thread else {
+            return None;
         };
-        self.running = None;
-        Some(&mut self.idle.insert(job).build)
+        loop {
+            let taken = match thread.try_take() {
+                Taken::NoneYet if thread.has_begun(self.started) => thread.take().ok_or(()),
+                // Dropped: it comes back later, with its number.
+                Taken::NoneYet => return None,
+                Taken::Done(number, job) => Ok((number, job)),
+                Taken::Ended => Err(()),
+            };
+            match taken {
+                Ok((number, job)) if number == self.started => {
+                    return Some(&mut self.idle.insert(job).build);
+                }
+                // A build dropped before.
+                Ok((_, job)) => {
+                    self.idle.get_or_insert(job);
+                }
+                Err(()) => {
+                    self.thread = BuildThreadState::Unavailable;
+                    return None;
+                }
+            }
+        }
     }
+}
+
+/// Runs a build on the thread that runs the builds.
+fn run_job(job: &mut Box<Job>) {
+    // Never split over the compute pool: the update waits for this build (`on_this_thread`).
+    on_this_thread(|| {
+        let Job {
+            build,
+            kept,
+            layered,
+        } = &mut **job;
+        // Let go of the shared entries as soon as they are gathered.
+        if let Some(entries) = kept.entries.take() {
+            let target = GatherTarget {
+                colliders: &mut build.gathered,
+                layers: &mut build.gathered_layers,
+            };
+            gather_from_entries(&entries, &kept.rows, &kept.layers, target);
+            build.gathered_rows = true;
+        }
+        build.run(true, *layered);
+        // Indexed here, not by the update that takes the build in.
+        build.moved.index(&build.entries);
+    });
 }
 
 #[cfg(test)]
 mod tests {
+    use core::sync::atomic::{AtomicBool, Ordering};
+
+    use bevy::ecs::entity::Entity;
     use bevy::math::Vec2;
     use bevy::math::bounding::Aabb2d;
+    use bevy::tasks::TaskPool;
 
     use super::*;
+    use crate::broad_phase::gather::GatheredCollider;
+    use crate::geometry::{WorldRect, WorldShape};
+
+    /// Holds every build on the thread while set.
+    static HOLD: AtomicBool = AtomicBool::new(true);
+
+    /// [`run_job`], once [`HOLD`] is released.
+    fn run_job_when_released(job: &mut Box<Job>) {
+        while HOLD.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        run_job(job);
+    }
+
+    /// `count` squares of side 2 in a row, 3 apart: a build of them has `count` entries.
+    fn fill_squares(build: &mut GridBuild, count: u32) {
+        build.gathered = (0..count)
+            .map(|index| {
+                let center = Vec2::new(3.0 * index as f32, 0.0);
+                GatheredCollider {
+                    entry: ColliderEntry {
+                        entity: Entity::from_raw_u32(index).unwrap(),
+                        shape: WorldShape::from(WorldRect {
+                            center,
+                            half_size: Vec2::ONE,
+                        }),
+                    },
+                    aabb: Aabb2d::new(center, Vec2::ONE),
+                }
+            })
+            .collect();
+    }
+
+    #[test]
+    fn a_build_not_begun_is_dropped_and_the_next_taken_is_the_last_started() {
+        AsyncComputeTaskPool::get_or_init(TaskPool::default);
+        let thread = BuildThread::start("test grid build", run_job_when_released).unwrap();
+        let mut background = BackgroundBuild {
+            thread: BuildThreadState::Running(thread),
+            ..BackgroundBuild::default()
+        };
+        // The first build begins and is held; an update dropped it (as if it had not begun in time).
+        background.start(false, |build| fill_squares(build, 1));
+        let BuildThreadState::Running(thread) = &background.thread else {
+            unreachable!("the thread was started");
+        };
+        while !thread.has_begun(1) {
+            std::thread::yield_now();
+        }
+        background.running = false;
+        // The second waits behind it: not begun, it is dropped, and its buffers are with the thread.
+        background.start(false, |build| fill_squares(build, 2));
+        assert_eq!(background.started, 2);
+        assert!(
+            background.finish().is_none(),
+            "a build not begun is dropped"
+        );
+        assert!(!background.running && background.idle.is_none());
+        assert!(background.finish().is_none(), "nothing runs");
+        // Released, the thread runs both dropped builds and then the next started: whichever the
+        // update finds, it takes in only the last one started.
+        HOLD.store(false, Ordering::SeqCst);
+        let mut taken = None;
+        for count in 3..200 {
+            background.start(false, |build| fill_squares(build, count));
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            if let Some(build) = background.finish() {
+                taken = Some((count, build.entries.len()));
+                break;
+            }
+        }
+        let (count, entries) = taken.expect("a build was taken in");
+        assert_eq!(
+            entries, count as usize,
+            "the build taken in is the last one started"
+        );
+        // One that has begun is waited for.
+        background.start(false, |build| fill_squares(build, 7));
+        let BuildThreadState::Running(thread) = &background.thread else {
+            unreachable!("the thread runs");
+        };
+        while !thread.has_begun(background.started) {
+            std::thread::yield_now();
+        }
+        let build = background
+            .finish()
+            .expect("a build that began is waited for");
+        assert_eq!(build.entries.len(), 7);
+    }
 
     #[test]
     fn a_build_starts_at_the_last_ones_age_or_when_a_sixty_fourth_of_the_room_is_taken_and_16_left()

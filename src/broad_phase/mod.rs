@@ -13,14 +13,15 @@
 //!   game where everything walks), the build's pairs whose boxes overlap now hold every pair of two such
 //!   colliders, and only those that left their boxes are looked for as moved ones. The sort by cell
 //!   and the search of the cells, two thirds of a build's instructions, are left out. In worlds of
-//!   512 colliders or more the build they would make due is made beside the update before, on
-//!   Bevy's async compute task pool, and taken in by the update (`background.rs`). Colliders that come
+//!   512 colliders or more the build they would make due is made beside the update before, on a
+//!   thread of the plugin's own, and taken in by the update (`background.rs`). Colliders that come
 //!   and go meanwhile are found in Bevy's tables by entity (`drift.rs`); where the update gathers the
 //!   colliders instead (beyond eight tables, or beyond the cache), one that went builds the grid anew.
 //!
 //! When nothing moved or changed, the broad and narrow phases keep their results.
 
 mod background;
+mod build_thread;
 mod cell_sort;
 mod drift;
 mod gather;
@@ -1196,7 +1197,7 @@ mod tests {
     }
 
     /// How many colliders the tests of the builds' pace in the background drift: a world whose updates
-    /// take long enough, in a debug build beside the other tests, for the pool's thread to begin each
+    /// take long enough, in a debug build beside the other tests, for the building thread to begin each
     /// build before the next update needs it. In a world of [`background::SIZES`]' smallest size the
     /// updates follow each other so fast that, with both cores busy, some builds have not begun in
     /// time: they are dropped and the update builds (as it should), which the pace cannot foresee.
