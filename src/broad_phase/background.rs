@@ -299,7 +299,7 @@ impl BackgroundBuild {
     /// Starts the thread that runs the builds, where it was not started.
     fn start_thread(&mut self) {
         if matches!(self.thread, BuildThreadState::NotStarted) {
-            self.thread = match BuildThread::start("grid build", run_job) {
+            self.thread = match BuildThread::start("collision grid", run_job) {
                 Ok(thread) => BuildThreadState::Running(thread),
                 Err(_) => BuildThreadState::Unavailable,
             };
