@@ -129,7 +129,12 @@ impl CollidingEntities {
 
 /// Sends [`CollisionStarted`] and [`CollisionEnded`] for the pairs that changed since the last update,
 /// as messages (once per pair) and entity events (on both entities), and keeps [`CollidingEntities`] in
-/// step. Ends come before starts, each sorted by pair.
+/// step. Ends come before starts, each sorted by pair. Last of the pipeline, it hands the broad phase's
+/// build in the background over to its thread where that waits for the pipeline's end.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a Bevy system: each argument is a system parameter"
+)]
 pub(crate) fn report_collision_changes(
     mut reported: ContactsToReport,
     mut colliding: CollidingSets,
@@ -138,6 +143,7 @@ pub(crate) fn report_collision_changes(
     mut triggers: CollisionTriggers,
     mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
     mut buffers: Local<(Vec<CollisionStarted>, Vec<CollisionEnded>, SetChanges)>,
+    mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
 ) {
     let timer = crate::diagnostics::StageTimer::start();
     let (started, ended, set_changes) = &mut *buffers;
@@ -176,6 +182,8 @@ pub(crate) fn report_collision_changes(
     contacts.removed.clear();
     diagnostics.started = started.len();
     diagnostics.ended = ended.len() + core::mem::take(&mut contacts.ended_on_removal);
+    // The pipeline ends here: a build in the background kept until its end starts now.
+    broad_phase.end_pipeline();
     diagnostics.timings.events = timer.elapsed();
 }
 

@@ -237,6 +237,25 @@ fn colliders_spawned_and_despawned_among_drifting_ones_keep_the_grid_and_match_a
 }
 
 #[test]
+fn updates_far_apart_start_their_builds_at_the_pipelines_end_and_match_a_sweep_every_frame() {
+    let _alone = alone();
+    let (mut app, _) = drifting_world(2_000, 0x5eed_f00d);
+    let mut in_background = 0;
+    for frame in 1..40 {
+        // The rest of a game's frame between two updates: several times what a build of 2,000
+        // colliders takes even in a debug build, so that each build goes to its thread when the
+        // pipeline ends rather than beside the update's narrow phase.
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        let diagnostics = update_and_match_the_sweep(&mut app, frame);
+        in_background += usize::from(diagnostics.grid_built_in_background);
+    }
+    assert!(
+        in_background >= 3,
+        "{in_background} grids built in the background"
+    );
+}
+
+#[test]
 fn a_busy_async_compute_pool_does_not_hold_back_the_builds_in_the_background() {
     let _alone = alone();
     let (mut app, _) = drifting_world(5_000, 0x0b05_7b1d);

@@ -571,6 +571,12 @@ impl BroadPhase {
         });
     }
 
+    /// Marks the end of the update's pipeline, for the build in the background this update started
+    /// (`background.rs`): one kept until now goes to its thread, to run beside the rest of the frame.
+    pub(crate) fn end_pipeline(&mut self) {
+        self.background.hand_over();
+    }
+
     /// Waits for the build running in the background, if any has begun (one not begun is dropped, see
     /// `background.rs`), and takes it in as the last build when `take` (the update keeps the grid if the
     /// colliders only drifted); otherwise its buffers wait for the next. Returns whether it took it in.
