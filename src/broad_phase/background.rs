@@ -169,8 +169,8 @@ const LATE_SHARE: usize = 4 * MOVED_SHARE;
 /// build from the background test its pairs grouped by kind and compare their ranks with the last
 /// update's (`pairs_grouped` in `mod.rs`), where a build in the update leaves the narrow phase to group
 /// them and the events stage to compare all of them (about 1,000 pairs at 1,000 colliders, against
-/// about 20). W1, `--frames 600`, three alternating runs each against the builds in the update: at 1,000 the
-/// pipeline's median went from 0.020 to 0.021 ms to 0.017 ms, its mean from 0.025 to 0.026 ms to 0.018
+/// about 20). W1, `--frames 600`, three alternating runs each against the builds in the update: at
+/// 1,000 the pipeline's median went from 0.020 to 0.021 ms to 0.017 ms, its mean from 0.025 to 0.026 ms to 0.018
 /// to 0.019 ms and its p99 from 0.048 to 0.055 ms to 0.029 to 0.044 ms; at 2,000 the median from 0.041
 /// to 0.042 ms to 0.032 to 0.033 ms and the p99 from 0.102 to 0.112 ms to 0.050 and 0.051 ms in two
 /// runs (0.131 ms in the third, in a slow stretch); at 512 the median from 0.011 to 0.009 ms and the
@@ -332,11 +332,17 @@ impl BackgroundBuild {
         let BuildThreadState::Running(thread) = &self.thread else {
             return;
         };
-        if let Err(mut job) = thread.send(self.started, job) {
-            job.kept.entries = None;
-            self.idle = Some(job);
-            self.running = false;
+        if let Err(job) = thread.send(self.started, job) {
+            self.keep_unsent(job);
         }
+    }
+
+    /// Keeps the buffers of the build last started, which never went to the thread, for the next,
+    /// letting go of the entries it shared: no build runs.
+    fn keep_unsent(&mut self, mut job: Box<Job>) {
+        job.kept.entries = None;
+        self.idle = Some(job);
+        self.running = false;
     }
 
     /// Marks the end of the update's pipeline (the end of the events stage), handing over the build
@@ -389,14 +395,14 @@ impl BackgroundBuild {
         if let Some(ended) = self.pipeline_ended.take() {
             self.between_updates = ended.elapsed();
         }
-        if !core::mem::take(&mut self.running) {
+        if !self.running {
             return None;
         }
-        if let Some(mut job) = self.pending.take() {
-            job.kept.entries = None;
-            self.idle = Some(job);
+        if let Some(job) = self.pending.take() {
+            self.keep_unsent(job);
             return None;
         }
+        self.running = false;
         let BuildThreadState::Running(thread) = &mut self.thread else {
             return None;
         };
