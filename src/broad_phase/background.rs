@@ -61,8 +61,8 @@ use crate::parallel::on_this_thread;
 /// turning at an eighth of their speed after the warm-up (`collision_bench --slow-down 8`), 17 builds
 /// in 600 updates against 120 at 10,000 colliders, 7 in 200 against 50 at 100,000; there, 400 updates
 /// took the whole run 4.5 and 4.2 s of processor time against 5.5 and 5.2 s (`time`, two alternating
-/// runs each). At W1's own speed the sample shows the wave coming at every build's age: 120 builds in
-/// 600 updates at 10,000, 50 in 200 at 100,000, 24 in 100 at 1,000,000, and 75 in 300 on W2, as before.
+/// runs each). At W1's own speed the sample shows the wave coming at every build's age: 150 builds in
+/// 600 updates at 10,000, 50 in 200 at 100,000, 25 in 100 at 1,000,000, and 75 in 300 on W2.
 ///
 /// Colliders that come and go, spawned and despawned among the drifting ones, take room for moves
 /// too, but at a steady pace rather than in a wave: a build starts once they would take the rest of
@@ -135,7 +135,7 @@ const START_SHARE: usize = 64;
 const START_FLOOR: usize = 16;
 
 /// Whether a build started with `escaped` of its `entries` out of their grown boxes since the last
-/// build came late: on the update of the wave it should have come before, with more than a quarter of
+/// build came late: on the update of the wave it should have come before, with more than an eighth of
 /// the room for moves taken (one entry in [`LATE_SHARE`]). The update that takes it in counts the last
 /// build as kept an update less, so that the next build starts an update earlier than this one did.
 ///
@@ -150,14 +150,28 @@ const START_FLOOR: usize = 16;
 /// had kept a pace of one in five updates throughout (30 in 150) and now come one in about four (36),
 /// the broad phase's p99 went from 39.9 to 41.6 ms to 34.6 to 36.9 ms and its mean from 29.3 to 31.0 ms
 /// to 28.3 to 29.8 ms, the pipeline's median 74.2 to 80.3 ms either way (four alternating runs each).
-/// W1 at 10,000 (120 builds in 600 updates) and W2 (75 in 300) start theirs as before.
+///
+/// An eighth since the forty-fifth round, a quarter before. The waves of smaller worlds take less of
+/// their room: with a quarter, the builds of W1 at 1,000 and at 10,000 kept a pace of one in five
+/// updates, each starting on its wave, with 14 to 27 of 1,000 colliders out of their grown boxes (a
+/// room of 125) and 149 to 300 of 10,000 (1,250); at 1,000,000 the first six builds did so, with 22,000
+/// to 31,600 out (125,000). The updates before those waves had 0 to 4, 2 to 10 and 38 to 471 out; at
+/// 100,000 they have 91 to 1,029 of 12,500, under an eighth, and its builds start as before (a
+/// sixteenth, tried in the forty-second round, brought 100,000's builds a wave too early). With an
+/// eighth the builds come one in four, before their waves. On W1 at 10,000 the updates that start a
+/// build took 201 µs at the median against 270 µs, their broad phase 55 against 105 µs (`--per-frame`,
+/// 1,000 updates), and the pipeline's p99 went from 0.261 and 0.265 ms to 0.223 and 0.223 ms; at 60
+/// updates a second (`--fps 60`, 900 updates) from 0.342 to 0.506 ms to 0.288 to 0.328 ms, the median
+/// 0.213 to 0.265 ms against 0.201 to 0.217 ms (three alternating runs each). At 1,000,000 the broad
+/// phase's p99 went from 18.4 and 18.5 ms to 14.1 and 14.4 ms (`--frames 100`, two each). W1 at 100,000,
+/// W2 and W6 start their builds on the same updates as before.
 #[inline]
 pub(super) fn started_late(entries: usize, escaped: usize) -> bool {
     escaped * LATE_SHARE > entries
 }
 
 /// See [`started_late`].
-const LATE_SHARE: usize = 4 * MOVED_SHARE;
+const LATE_SHARE: usize = 8 * MOVED_SHARE;
 
 /// The numbers of colliders whose builds run in the background. On workload W1 (alternating runs
 /// against builds in the update, quiet stretches), at 10,000 the pipeline's p99 went from 0.71 to 0.91
@@ -708,11 +722,15 @@ mod tests {
     }
 
     #[test]
-    fn a_build_started_with_more_than_a_quarter_of_the_room_taken_came_late() {
-        // 25,600 entries leave room for 3,200 moves: a quarter of it is 800.
+    fn a_build_started_with_more_than_an_eighth_of_the_room_taken_came_late() {
+        // 25,600 entries leave room for 3,200 moves: an eighth of it is 400.
         assert!(!started_late(25_600, 0));
-        assert!(!started_late(25_600, 800));
-        assert!(started_late(25_600, 801));
+        assert!(!started_late(25_600, 400));
+        assert!(started_late(25_600, 401));
         assert!(started_late(25_600, 3_200));
+        // 1,000 entries leave room for 125 moves: the fewest escapes that start a build at the first
+        // sign of a wave, 16, take more than an eighth of it.
+        assert!(!started_late(1_000, 15));
+        assert!(started_late(1_000, START_FLOOR));
     }
 }

@@ -1339,19 +1339,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_build_started_on_its_wave_of_escapes_brings_the_next_one_an_update_earlier() {
-        // One collider in ten drifts fast enough to leave its grown box (0.1 of the rectangles' size)
-        // on the fifth update after a build's positions, the others too slowly to leave it between
-        // builds. None has left on the update before that wave, so the first build in the background
-        // starts on the wave itself, late: 420 left, more than a quarter of the room for moves. The
-        // build after it starts an update earlier, and so does every build after that.
-        let count = PACE_TEST_COLLIDERS;
+    /// Updates a row of `count` rectangles for 80 frames, one in `fast_every` drifting fast enough to
+    /// leave its grown box (0.1 of the rectangles' size) on the fifth update after a build's positions,
+    /// the others too slowly to leave it between builds; returns how many builds were taken in from the
+    /// background and the frames on which every fast collider had left its box since the build: the
+    /// updates that met a wave of escapes.
+    fn waves_of_escapes(count: usize, fast_every: usize) -> (usize, Vec<usize>) {
         let (mut app, colliders) = row_of_rects(count, 1);
+        let fast = count.div_ceil(fast_every);
         let mut waves = Vec::new();
         let mut taken_in = 0;
         for frame in 0..80 {
-            let speed = |k: usize| if k.is_multiple_of(10) { 0.045 } else { 0.01 };
+            let speed = |k: usize| {
+                if k.is_multiple_of(fast_every) {
+                    0.045
+                } else {
+                    0.01
+                }
+            };
             let drift = |k: usize| Vec2::new(k as f32 * 3.0 + frame as f32 * speed(k), 0.0);
             let (built, _) = place_and_update(&mut app, &colliders, &drift);
             // The first update builds for the new colliders and the second for the first moves; every
@@ -1363,11 +1368,33 @@ mod tests {
                     .resource::<CollisionDiagnostics>()
                     .grid_built_in_background,
             );
-            let moved = world.resource::<BroadPhase>().build.moved.slots().len();
-            if background::started_late(count, moved) {
+            if world.resource::<BroadPhase>().build.moved.slots().len() >= fast {
                 waves.push(frame);
             }
         }
+        (taken_in, waves)
+    }
+
+    #[test]
+    fn a_build_started_on_its_wave_of_escapes_brings_the_next_one_an_update_earlier() {
+        // None has left on the update before the wave, so the first build in the background starts on
+        // the wave itself, late: 420 left, more than an eighth of the room for moves. The build after
+        // it starts an update earlier, and so does every build after that.
+        let (taken_in, waves) = waves_of_escapes(PACE_TEST_COLLIDERS, 10);
+        assert!(taken_in >= 15, "builds in the background: {taken_in}");
+        assert_eq!(
+            waves.len(),
+            1,
+            "updates that met a wave of escapes: {waves:?}"
+        );
+    }
+
+    #[test]
+    fn a_small_worlds_build_started_on_its_wave_of_25_escapes_came_late_too() {
+        // At 1,000 colliders a wave of 25 of them, one in forty, takes a fifth of the room for moves
+        // (125): more than the 16 that start a build at the first sign of a wave, less than a quarter
+        // of the room. With builds late only from a quarter, every build started on its wave.
+        let (taken_in, waves) = waves_of_escapes(1_000, 40);
         assert!(taken_in >= 15, "builds in the background: {taken_in}");
         assert_eq!(
             waves.len(),
