@@ -22,8 +22,10 @@
 //! moving colliders a frame and spawns C moving ones, in any workload (W6 churns 1% unless told).
 //! `--layered` puts every collider in one layer that interacts with itself: the same pairs, filtered by
 //! layers. `--per-frame` prints a line for each timed frame: whether the broad phase built its grid,
-//! took in one built in the background or kept the last, and each stage's time, to find which frames
-//! and stages make a p99. `--fps N` starts each update 1/N s after the one before, sleeping between
+//! took in one built in the background or kept the last, whether it started a build in the
+//! background, and each stage's time, to find which frames and stages make a p99; and after the run,
+//! for each kind of update, how many there were, their times and how many went past 1.5 times the
+//! median. `--fps N` starts each update 1/N s after the one before, sleeping between
 //! them, as a game at N frames a second does; without it the updates follow each other at once, which
 //! leaves builds in the background the least time and the machine no time to go idle.
 //!
@@ -316,6 +318,9 @@ struct Report {
     built_in_background: usize,
     /// On how many frames the broad phase gathered every collider out of Bevy's tables.
     gathered: usize,
+    /// With `--per-frame`, each frame's kind of update ([`kind_of_update`]), pipeline time and broad
+    /// phase time.
+    by_kind: Vec<(&'static str, Duration, Duration)>,
 }
 
 /// What the command line sets for every run besides the workload and its size.
@@ -333,21 +338,32 @@ struct RunOptions {
     frame_interval: Option<Duration>,
 }
 
+/// What the broad phase did on an update, as `--per-frame` tells the updates apart: built its grid,
+/// took in one built in the background, or kept the last; and whether it started a build in the
+/// background besides (`CollisionDiagnostics::build_started_in_background`).
+fn kind_of_update(diagnostics: &CollisionDiagnostics) -> &'static str {
+    match (
+        diagnostics.grid_built,
+        diagnostics.grid_built_in_background,
+        diagnostics.build_started_in_background,
+    ) {
+        (true, ..) => "built",
+        (false, true, false) => "took in",
+        (false, true, true) => "took in, started",
+        (false, false, false) => "kept",
+        (false, false, true) => "kept, started",
+    }
+}
+
 /// The line `--per-frame` prints for a timed frame: what the broad phase did, the pairs the events
 /// stage compared, and each stage's time in microseconds. A frame that sets the p99 shows here which
 /// stage took the time and on which kind of update.
 fn print_frame(frame: usize, diagnostics: &CollisionDiagnostics) {
     let micros = |time: Duration| time.as_secs_f64() * 1e6;
     let t = diagnostics.timings;
-    let update = if diagnostics.grid_built {
-        "built"
-    } else if diagnostics.grid_built_in_background {
-        "took in"
-    } else {
-        "kept"
-    };
+    let update = kind_of_update(diagnostics);
     println!(
-        "  frame {frame:>5} {update:<7} gathered {:<5} compared {:>7}   prepare {:7.1} µs   broad \
+        "  frame {frame:>5} {update:<16} gathered {:<5} compared {:>7}   prepare {:7.1} µs   broad \
          {:7.1} µs   narrow {:7.1} µs   events {:7.1} µs   pipeline {:7.1} µs",
         diagnostics.colliders_gathered,
         diagnostics.compared_pairs,
@@ -421,6 +437,7 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         pipeline_when_kept: Vec::new(),
         built_in_background: 0,
         gathered: 0,
+        by_kind: Vec::new(),
     };
     let mut next_start = Instant::now();
     for frame in 0..WARMUP_FRAMES + frames {
@@ -465,6 +482,9 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         report.gathered += usize::from(d.colliders_gathered);
         if options.per_frame {
             print_frame(frame - WARMUP_FRAMES, &d);
+            report
+                .by_kind
+                .push((kind_of_update(&d), t.total(), t.broad_phase));
         }
         if d.grid_built {
             report.pipeline_when_built.push(t.total());
@@ -546,7 +566,40 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
         "  grid built in the background and taken in on {} frames; colliders gathered on {}",
         report.built_in_background, report.gathered
     );
+    if !report.by_kind.is_empty() {
+        print_by_kind(&report.by_kind, pipeline);
+    }
     summary
+}
+
+/// Prints, for each kind of update of a `--per-frame` run (`frames`: each one's kind, pipeline time
+/// and broad phase time), how many there were, their pipeline's median and mean, their broad phase's
+/// median, and the share of them past 1.5 times the run's pipeline median (`median_ms`): which kinds
+/// of update make the p99.
+fn print_by_kind(frames: &[(&'static str, Duration, Duration)], median_ms: f64) {
+    let bound = Duration::from_secs_f64(1.5 * median_ms / 1e3);
+    let mut kinds: Vec<&str> = frames.iter().map(|&(kind, ..)| kind).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    println!("  by kind of update (past: over 1.5 times the run's pipeline median):");
+    for kind in kinds {
+        let of_kind = || frames.iter().filter(move |&&(k, ..)| k == kind);
+        let mut pipeline: Vec<Duration> = of_kind().map(|&(_, total, _)| total).collect();
+        let mut broad: Vec<Duration> = of_kind().map(|&(.., broad)| broad).collect();
+        let past = pipeline.iter().filter(|&&total| total > bound).count();
+        let count = pipeline.len();
+        let mean = mean_ms(&pipeline);
+        let (median, _) = median_p99(&mut pipeline);
+        let (broad_median, _) = median_p99(&mut broad);
+        println!(
+            "    {kind:<16} {count:>6} updates   pipeline median {:7.1} µs   mean {:7.1} µs   broad \
+             phase median {:7.1} µs   past {:5.1}%",
+            median * 1e3,
+            mean * 1e3,
+            broad_median * 1e3,
+            100.0 * past as f64 / count as f64,
+        );
+    }
 }
 
 /// Prints, as rows of a Markdown table, each workload's medians over its runs, with the lowest and

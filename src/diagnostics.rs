@@ -45,6 +45,11 @@ pub struct CollisionDiagnostics {
     /// last update, from that update's colliders: what spares colliders that all drift (in worlds of
     /// 512 colliders or more) an update that builds the grid. See the crate's README, "Performance".
     pub grid_built_in_background: bool,
+    /// Whether the broad phase started a build in the background this update, over this update's
+    /// colliders, for the next update to take in ([`Self::grid_built_in_background`]): an update that
+    /// keeps the grid starts one as the grid is about to stop being kept. Such an update costs a little
+    /// more than one that only keeps the grid. See the crate's README, "Performance".
+    pub build_started_in_background: bool,
     /// Whether the broad phase copied every collider out of Bevy's tables this update: for a build, or
     /// to keep the grid where it cannot read the colliders where they are (in more than eight tables,
     /// some with an invalid shape, a collider's layers changed, or more of them than fit a core's

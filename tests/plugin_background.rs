@@ -72,6 +72,8 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
     ];
     let mut changes = changes.into_iter();
     let (mut in_background, mut built, mut after_background) = (0, 0, false);
+    // The updates that started a build in the background, and whether the last one did.
+    let (mut started, mut started_last) = (0, false);
     // The updates whose events compared only the pairs whose rank in the kept grid changed.
     let mut compared_by_rank = 0;
     // Each update changes, if any change is due, a collider of its own.
@@ -126,6 +128,16 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
             !(diagnostics.grid_built && diagnostics.grid_built_in_background),
             "frame {frame}: a grid taken in from the background is not built again"
         );
+        assert!(
+            !diagnostics.grid_built_in_background || started_last,
+            "frame {frame}: a grid taken in from the background was started by the update before"
+        );
+        assert!(
+            !(diagnostics.grid_built && diagnostics.build_started_in_background),
+            "frame {frame}: an update that builds the grid starts no build in the background"
+        );
+        started_last = diagnostics.build_started_in_background;
+        started += usize::from(started_last);
         let compared_all = diagnostics.compared_pairs >= diagnostics.touching_pairs;
         assert!(
             compared_all || !(diagnostics.grid_built || diagnostics.grid_built_in_background),
@@ -145,6 +157,10 @@ fn drift_of_a_mid_sized_world_builds_the_grid_in_the_background_and_matches_a_sw
     assert!(
         in_background >= 8 && built <= 7,
         "{in_background} grids built in the background, {built} in the update"
+    );
+    assert!(
+        started >= in_background,
+        "{started} builds started in the background, {in_background} taken in"
     );
 }
 

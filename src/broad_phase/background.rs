@@ -317,6 +317,12 @@ impl BackgroundBuild {
         });
     }
 
+    /// How many builds have started so far: an update that compares it before and after its broad
+    /// phase knows whether it started one.
+    pub(super) fn started_count(&self) -> u64 {
+        self.started
+    }
+
     /// Hands the build to the thread (`build_thread.rs`), after `fill` has handed it its colliders.
     fn spawn(&mut self, layered: bool, fill: impl FnOnce(&mut Job)) {
         if cfg!(target_arch = "wasm32") || self.running || AsyncComputeTaskPool::try_get().is_none()

@@ -1125,6 +1125,7 @@ pub(crate) fn find_candidate_pairs(
         broad_phase.rebuild_due(broad_phase.moved_entities.len() + broad_phase.removed.len());
     let build_due = !*updated_once || changes.settings_changed_or_collider_enabled();
     let taken_in = broad_phase.settle_background_build(too_many_moved && !build_due);
+    let builds_started = broad_phase.background.started_count();
     // Disabled colliders are looked for in the change ticks only where the grid may be kept as it is;
     // when many colliders moved, the gather finds them.
     let layers_changed = core::mem::take(&mut broad_phase.layers_changed);
@@ -1138,6 +1139,8 @@ pub(crate) fn find_candidate_pairs(
         && broad_phase.update_all(&colliders, too_many_moved && !build_due, layers_changed);
     // A grid taken in can still be built anew, when a collider changed layers or tables.
     diagnostics.grid_built_in_background = taken_in && !diagnostics.grid_built;
+    diagnostics.build_started_in_background =
+        broad_phase.background.started_count() != builds_started;
     diagnostics.colliders_gathered = broad_phase.gathered_this_update;
     if !diagnostics.grid_built {
         broad_phase.kept_since_build += 1;
