@@ -23,11 +23,11 @@
 //! `--layered` puts every collider in one layer that interacts with itself: the same pairs, filtered by
 //! layers. `--per-frame` prints a line for each timed frame: whether the broad phase built its grid,
 //! took in one built in the background or kept the last, whether it started a build in the
-//! background, and each stage's time, to find which frames and stages make a p99; and after the run,
-//! for each kind of update, how many there were, their times and how many went past 1.5 times the
-//! median. `--fps N` starts each update 1/N s after the one before, sleeping between
-//! them, as a game at N frames a second does; without it the updates follow each other at once, which
-//! leaves builds in the background the least time and the machine no time to go idle.
+//! background, and each stage's time, to find which frames and stages make a p99; and after the
+//! run, for each kind of update, how many there were, their times and how many went past 1.5 times
+//! the median. `--fps N` starts each update 1/N s after the one before, sleeping between them, as a
+//! game at N frames a second does; without it the updates follow each other at once, which leaves
+//! builds in the background the least time and the machine no time to go idle.
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;
