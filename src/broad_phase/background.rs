@@ -317,6 +317,23 @@ impl BackgroundBuild {
         });
     }
 
+    /// Waits until the build last started, if it runs, has begun on the thread, so that the next update
+    /// takes it in rather than dropping it: for tests of the builds' pace, which the scheduling of the
+    /// test threads must not change.
+    #[cfg(test)]
+    pub(super) fn wait_until_begun(&self) {
+        if let (true, BuildThreadState::Running(thread)) = (self.running, &self.thread) {
+            // Bounded, so that a thread that ended fails the test rather than hanging it.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while self.pending.is_none()
+                && !thread.has_begun(self.started)
+                && Instant::now() < deadline
+            {
+                std::thread::yield_now();
+            }
+        }
+    }
+
     /// How many builds have started so far: an update that compares it before and after its broad
     /// phase knows whether it started one.
     pub(super) fn started_count(&self) -> u64 {

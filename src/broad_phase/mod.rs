@@ -1366,6 +1366,7 @@ mod tests {
             // build after them runs in the background.
             assert_eq!(built, frame < 2, "frame {frame}: built in the update");
             let world = app.world();
+            world.resource::<BroadPhase>().background.wait_until_begun();
             taken_in += usize::from(
                 world
                     .resource::<CollisionDiagnostics>()
