@@ -44,8 +44,8 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    KindOrder, SeededRng, Spawn, compute_threads_flag, count_or_exit, flag_value, mean_ms,
-    median_of, median_p99, task_pool_plugin, wrapped_step,
+    FramePacer, KindOrder, SeededRng, Spawn, compute_threads_flag, count_or_exit, flag_value,
+    frame_interval_flag, mean_ms, median_of, median_p99, task_pool_plugin, wrapped_step,
 };
 
 /// Counts allocations, to report how many a frame makes.
@@ -375,15 +375,6 @@ fn print_frame(frame: usize, diagnostics: &CollisionDiagnostics) {
     );
 }
 
-/// Sleeps until `deadline`, or returns at once if it has passed: an update that overran its frame
-/// starts the next at once, as a game's does.
-fn wait_until(deadline: Instant) {
-    let now = Instant::now();
-    if deadline > now {
-        std::thread::sleep(deadline - now);
-    }
-}
-
 fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
     let frames = options.frames;
     let mut app = App::new();
@@ -439,12 +430,9 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         gathered: 0,
         by_kind: Vec::new(),
     };
-    let mut next_start = Instant::now();
+    let mut pacer = FramePacer::new(options.frame_interval);
     for frame in 0..WARMUP_FRAMES + frames {
-        if let Some(interval) = options.frame_interval {
-            wait_until(next_start);
-            next_start += interval;
-        }
+        pacer.wait_for_next_frame();
         if frame == WARMUP_FRAMES {
             app.world_mut().resource_mut::<Bench>().speed = 1.0 / options.slow_down as f32;
         }
@@ -686,11 +674,13 @@ fn main() {
     if let Some(churn) = churn {
         println!("{churn} moving colliders despawned and spawned a frame (--churn)");
     }
-    let frame_interval = (args.iter().any(|arg| arg == "--fps")).then(|| {
-        let fps = count("--fps", 60, 1);
-        println!("each update starts 1/{fps} s after the one before (--fps), as in a game");
-        Duration::from_secs_f64(1.0 / fps as f64)
-    });
+    let frame_interval = frame_interval_flag("collision_bench", &args);
+    if let Some(interval) = frame_interval {
+        println!(
+            "each update starts {:.2} ms after the one before (--fps), as in a game",
+            interval.as_secs_f64() * 1e3
+        );
+    }
     let options = RunOptions {
         frames,
         compute_threads,

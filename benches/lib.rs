@@ -1,7 +1,8 @@
-//! Shared pieces of the benchmarks: a seeded generator of shapes and candidate pairs.
+//! Shared pieces of the benchmarks: a seeded generator of shapes and candidate pairs, the runners'
+//! command-line flags and the pacing of their frames.
 
 use std::f32::consts::PI;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bevy::math::{Rot2, Vec2};
 use bevy_rect_collision::collider::ColliderShape;
@@ -385,4 +386,67 @@ pub fn task_pool_plugin(compute_threads: Option<usize>) -> bevy::app::TaskPoolPl
         task_pool_options.compute.max_threads = threads;
     }
     bevy::app::TaskPoolPlugin { task_pool_options }
+}
+
+/// The interval `--fps N` asks for on the command line `args`, 1/N s, or `None` without the flag (the
+/// frames follow each other at once); a value it refuses stops the runner named `program`
+/// ([`count_or_exit`]). `--fps` alone asks for 60.
+///
+/// ```
+/// use std::time::Duration;
+/// use bevy_rect_collision_benches::frame_interval_flag;
+///
+/// let args = |line: &str| line.split(' ').map(String::from).collect::<Vec<_>>();
+/// assert_eq!(frame_interval_flag("bench", &args("bench --fps 50")), Some(Duration::from_millis(20)));
+/// assert_eq!(frame_interval_flag("bench", &args("bench --frames 2")), None);
+/// ```
+pub fn frame_interval_flag(program: &str, args: &[String]) -> Option<Duration> {
+    (args.iter().any(|arg| arg == "--fps")).then(|| {
+        let fps = count_or_exit(program, args, "--fps", 60, 1);
+        Duration::from_secs_f64(1.0 / fps as f64)
+    })
+}
+
+/// Starts each frame an interval after the one before, as a game at so many frames a second does,
+/// sleeping until then; a frame that overran its interval is followed at once, as in a game. Without
+/// an interval the frames follow each other at once.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use bevy_rect_collision_benches::FramePacer;
+///
+/// let before = Instant::now();
+/// let mut pacer = FramePacer::new(Some(Duration::from_millis(2)));
+/// pacer.wait_for_next_frame(); // the first frame starts at once
+/// pacer.wait_for_next_frame();
+/// pacer.wait_for_next_frame();
+/// // The third starts two intervals after the pacer was made, which was after `before`.
+/// assert!(before.elapsed() >= Duration::from_millis(4));
+/// ```
+pub struct FramePacer {
+    interval: Option<Duration>,
+    next_start: Instant,
+}
+
+impl FramePacer {
+    /// A pacer whose first frame starts now, the next ones `interval` apart (`None`: at once).
+    pub fn new(interval: Option<Duration>) -> Self {
+        Self {
+            interval,
+            next_start: Instant::now(),
+        }
+    }
+
+    /// Sleeps until the next frame's start, or returns at once if it has passed or there is no
+    /// interval.
+    pub fn wait_for_next_frame(&mut self) {
+        let Some(interval) = self.interval else {
+            return;
+        };
+        let now = Instant::now();
+        if self.next_start > now {
+            std::thread::sleep(self.next_start - now);
+        }
+        self.next_start += interval;
+    }
 }

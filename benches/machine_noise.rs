@@ -6,6 +6,7 @@
 //! ```text
 //! cargo run --release -p bevy_rect_collision_benches --bin machine_noise
 //! cargo run --release -p bevy_rect_collision_benches --bin machine_noise -- --frames 200 --rounds 5
+//! cargo run --release -p bevy_rect_collision_benches --bin machine_noise -- --frames 600 --fps 60
 //! ```
 //!
 //! The work is a chain of integer steps, each waiting on the one before, with nothing read from or
@@ -21,14 +22,17 @@
 //! Each setting runs `--frames F` frames (200 unless told) after a warm-up, `--rounds R` times (5
 //! unless told), one run of each size and setting a round; the runner prints each run and then the
 //! medians over the rounds, as the README's table takes them. `--compute-threads N` gives Bevy's
-//! compute task pool N threads.
+//! compute task pool N threads. `--fps N` starts each frame 1/N s after the one before, sleeping in
+//! between, as the workload runner's `--fps` paces its updates: the floor under the p99 at a game's
+//! pace, where the cores idle between frames.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy_rect_collision_benches::{
-    compute_threads_flag, count_or_exit, median_of, median_p99, task_pool_plugin,
+    FramePacer, compute_threads_flag, count_or_exit, frame_interval_flag, median_of, median_p99,
+    task_pool_plugin,
 };
 
 /// The frame sizes the work is made to take, in microseconds, with the workload they stand for: the
@@ -91,13 +95,17 @@ fn work_a_quarter(mut work: ResMut<FrameWork>) {
     work.systems_run += 1;
 }
 
-/// The frame's figures of `frames` frames of `steps` steps, the work done back to back on this thread.
-fn run_alone(steps: u64, frames: usize) -> Vec<Duration> {
+/// The frame's figures of `frames` frames of `steps` steps, the work done on this thread, each frame
+/// `interval` after the one before or back to back.
+fn run_alone(steps: u64, frames: usize, interval: Option<Duration>) -> Vec<Duration> {
+    let mut pacer = FramePacer::new(interval);
     for _ in 0..WARMUP_FRAMES {
+        pacer.wait_for_next_frame();
         fixed_work(steps);
     }
     (0..frames)
         .map(|_| {
+            pacer.wait_for_next_frame();
             let start = Instant::now();
             fixed_work(steps);
             start.elapsed()
@@ -105,8 +113,14 @@ fn run_alone(steps: u64, frames: usize) -> Vec<Duration> {
         .collect()
 }
 
-/// The frame's figures of `frames` updates of an app whose four chained systems share `steps` steps.
-fn run_in_systems(steps: u64, frames: usize, compute_threads: Option<usize>) -> Vec<Duration> {
+/// The frame's figures of `frames` updates of an app whose four chained systems share `steps` steps,
+/// each update `interval` after the one before or back to back.
+fn run_in_systems(
+    steps: u64,
+    frames: usize,
+    interval: Option<Duration>,
+    compute_threads: Option<usize>,
+) -> Vec<Duration> {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins.set(task_pool_plugin(compute_threads)))
         .insert_resource(FrameWork {
@@ -126,7 +140,9 @@ fn run_in_systems(steps: u64, frames: usize, compute_threads: Option<usize>) -> 
         );
     app.finish();
     app.cleanup();
-    let frame = |app: &mut App| {
+    let mut pacer = FramePacer::new(interval);
+    let mut frame = |app: &mut App| {
+        pacer.wait_for_next_frame();
         let mut work = app.world_mut().resource_mut::<FrameWork>();
         work.took = Duration::ZERO;
         work.systems_run = 0;
@@ -187,12 +203,19 @@ fn main() {
     let frames = count("--frames", 200, 1);
     let rounds = count("--rounds", 5, 1);
     let compute_threads = compute_threads_flag("machine_noise", &args);
+    let interval = frame_interval_flag("machine_noise", &args);
 
     let per_microsecond = steps_per_microsecond();
     println!(
         "fixed work: {per_microsecond:.0} steps a microsecond here; {frames} frames a run, {rounds} \
          rounds"
     );
+    if let Some(interval) = interval {
+        println!(
+            "each frame starts {:.2} ms after the one before (--fps), as in a game",
+            interval.as_secs_f64() * 1e3
+        );
+    }
     // runs[size][timing]: one spread a round.
     let mut runs = vec![vec![Vec::<Spread>::new(); Timing::ALL.len()]; FRAME_SIZES.len()];
     for round in 1..=rounds {
@@ -200,8 +223,10 @@ fn main() {
             let steps = (micros * per_microsecond).round() as u64;
             for (timing, runs) in Timing::ALL.into_iter().zip(runs) {
                 let samples = match timing {
-                    Timing::Alone => run_alone(steps, frames),
-                    Timing::InFourSystems => run_in_systems(steps, frames, compute_threads),
+                    Timing::Alone => run_alone(steps, frames, interval),
+                    Timing::InFourSystems => {
+                        run_in_systems(steps, frames, interval, compute_threads)
+                    }
                 };
                 let spread = Spread::of(samples);
                 println!(
@@ -256,7 +281,7 @@ mod tests {
     #[test]
     fn the_app_times_its_four_systems_every_frame() {
         // `run_in_systems` asserts that each frame ran the four systems once each.
-        let samples = run_in_systems(4_000, 3, None);
+        let samples = run_in_systems(4_000, 3, None, None);
         assert_eq!(samples.len(), 3);
         assert!(samples.iter().all(|took| *took > Duration::ZERO));
     }
