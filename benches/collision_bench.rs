@@ -1,5 +1,7 @@
 //! The workload runner: seeded worlds stepped headless, with the median, p99 and mean time of each
-//! pipeline stage and of the whole update, allocations per frame, and event counts.
+//! pipeline stage and of the whole update, the share of updates whose pipeline took more than 1.5
+//! times its median (the aim on the p99 holds while it is at most 1%), allocations per frame, and
+//! event counts.
 //!
 //! ```text
 //! cargo run --release -p bevy_rect_collision_benches --bin collision_bench -- --workload w1 --n 10000
@@ -45,7 +47,8 @@ use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
     FramePacer, KindOrder, SeededRng, Spawn, compute_threads_flag, count_or_exit, flag_value,
-    frame_interval_flag, mean_ms, median_of, median_p99, task_pool_plugin, wrapped_step,
+    frame_interval_flag, mean_ms, median_of, median_p99, share_past_bound, task_pool_plugin,
+    wrapped_step,
 };
 
 /// Counts allocations, to report how many a frame makes.
@@ -501,9 +504,16 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
     for (stage, samples) in &mut report.stages {
         let mean = mean_ms(samples);
         let (median, p99) = median_p99(samples);
-        println!("  {stage:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms");
         if *stage == "pipeline" {
             (pipeline, pipeline_p99) = (median, p99);
+            // The aim's p99 holds while at most 1% of the updates are past its bound.
+            println!(
+                "  {stage:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms   past 1.5 \
+                 times the median {:.2}%",
+                100.0 * share_past_bound(samples, median)
+            );
+        } else {
+            println!("  {stage:<9} median {median:8.3} ms   p99 {p99:8.3} ms   mean {mean:8.3} ms");
         }
     }
     let mean = mean_ms(&report.span);
@@ -562,10 +572,9 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
 
 /// Prints, for each kind of update of a `--per-frame` run (`frames`: each one's kind, pipeline time
 /// and broad phase time), how many there were, their pipeline's median and mean, their broad phase's
-/// median, and the share of them past 1.5 times the run's pipeline median (`median_ms`): which kinds
-/// of update make the p99.
+/// median, and the share of them past 1.5 times the run's pipeline median (`median_ms`,
+/// [`share_past_bound`]): which kinds of update make the p99.
 fn print_by_kind(frames: &[(&'static str, Duration, Duration)], median_ms: f64) {
-    let bound = Duration::from_secs_f64(1.5 * median_ms / 1e3);
     let mut kinds: Vec<&str> = frames.iter().map(|&(kind, ..)| kind).collect();
     kinds.sort_unstable();
     kinds.dedup();
@@ -574,7 +583,7 @@ fn print_by_kind(frames: &[(&'static str, Duration, Duration)], median_ms: f64) 
         let of_kind = || frames.iter().filter(move |&&(k, ..)| k == kind);
         let mut pipeline: Vec<Duration> = of_kind().map(|&(_, total, _)| total).collect();
         let mut broad: Vec<Duration> = of_kind().map(|&(.., broad)| broad).collect();
-        let past = pipeline.iter().filter(|&&total| total > bound).count();
+        let past = share_past_bound(&pipeline, median_ms);
         let count = pipeline.len();
         let mean = mean_ms(&pipeline);
         let (median, _) = median_p99(&mut pipeline);
@@ -585,7 +594,7 @@ fn print_by_kind(frames: &[(&'static str, Duration, Duration)], median_ms: f64) 
             median * 1e3,
             mean * 1e3,
             broad_median * 1e3,
-            100.0 * past as f64 / count as f64,
+            100.0 * past,
         );
     }
 }
