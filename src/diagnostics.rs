@@ -58,7 +58,8 @@ pub struct CollisionDiagnostics {
     pub colliders_gathered: bool,
     /// Pairs touching after the update.
     pub touching_pairs: usize,
-    /// `CollisionStarted` pairs of the update.
+    /// `CollisionStarted` pairs of the update, counted before any was dropped because an observer
+    /// removed one of its colliders first (see [`CollisionStarted`](crate::CollisionStarted)).
     pub started: usize,
     /// `CollisionEnded` pairs of the update, including those ended when a collider was removed or
     /// despawned since the previous update.

@@ -3,6 +3,7 @@
 use bevy::ecs::entity::Entities;
 use bevy::ecs::event::EventKey;
 use bevy::ecs::system::SystemParam;
+use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
 
 mod set_changes;
@@ -27,6 +28,21 @@ const SET_CHANGES_BY_TABLE: usize = 64;
 /// entity: a trigger nobody watches would have no effect but its cost.
 ///
 /// Within a frame, messages come sorted by `(collider1, collider2)`.
+///
+/// # Guarantees
+///
+/// Messages and observers tell the same story. For each pair, starts and ends alternate, beginning
+/// with a start, and nothing is sent for a pair after its end until it starts again. A start never
+/// names an entity that is despawned or has lost its `Collider` at the moment it is sent.
+///
+/// While some observer watches starts, the starts of an update go out one pair at a time, each as its
+/// message and then its two triggers, at the sync point after [`CollisionSystems::Events`]. An
+/// observer may despawn a collider, or remove its `Collider`, while later starts of the same update
+/// still wait. Any waiting start of that collider is then dropped together with the end its removal
+/// would have sent: neither goes out, as messages or as triggers. The pair never started, as far as
+/// the game can tell, and [`CollidingEntities`] agrees.
+///
+/// [`CollisionSystems::Events`]: crate::CollisionSystems::Events
 #[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq)]
 pub struct CollisionStarted {
     /// The first collider; the observed entity when triggered as an entity event.
@@ -44,14 +60,14 @@ pub struct CollisionStarted {
 /// its `Collider`, got [`ColliderDisabled`](crate::ColliderDisabled), or a layer change disqualified the
 /// pair.
 ///
-/// Every [`CollisionStarted`] is followed by exactly one `CollisionEnded` for the same pair. Sent and
-/// triggered like [`CollisionStarted`]; for a despawned entity, only global observers see the trigger.
+/// Every [`CollisionStarted`] is followed by exactly one `CollisionEnded` for the same pair, and no
+/// `CollisionEnded` comes without its start. Sent and triggered like [`CollisionStarted`]; for a
+/// despawned entity, only global observers see the trigger.
 ///
 /// When a collider loses its `Collider` or is despawned, its ends are sent at once, not at the next
-/// update, so no [`CollidingEntities`] ever names a collider that is gone. A consequence of Bevy running
-/// nested triggers first: if an observer of `CollisionStarted` despawns one of the pair, observers further
-/// down the line may see that pair's `CollisionEnded` before its `CollisionStarted`. Within one frame,
-/// read [`CollidingEntities`] for the state.
+/// update, so no [`CollidingEntities`] ever names a collider that is gone. If that happens inside an
+/// observer while a start of one of its pairs still waits to be sent, the start and the end are both
+/// dropped (see [`CollisionStarted`], "Guarantees"), so no observer sees an end before its start.
 #[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CollisionEnded {
     /// The first collider; the observed entity when triggered as an entity event.
@@ -131,16 +147,10 @@ impl CollidingEntities {
 /// as messages (once per pair) and entity events (on both entities), and keeps [`CollidingEntities`] in
 /// step. Ends come before starts, each sorted by pair. Last of the pipeline, it hands the broad phase's
 /// build in the background over to its thread where that waits for the pipeline's end.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "a Bevy system: each argument is a system parameter"
-)]
 pub(crate) fn report_collision_changes(
     mut reported: ContactsToReport,
     mut colliding: CollidingSets,
-    mut started_writer: MessageWriter<CollisionStarted>,
-    mut ended_writer: MessageWriter<CollisionEnded>,
-    mut triggers: CollisionTriggers,
+    mut dispatch: CollisionDispatch,
     mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
     mut buffers: Local<(Vec<CollisionStarted>, Vec<CollisionEnded>, SetChanges)>,
     mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
@@ -174,14 +184,13 @@ pub(crate) fn report_collision_changes(
             },
         );
     }
+    let gone_since_tested = reported.drop_starts_of_gone_colliders(started);
     colliding.update(ended, started, set_changes);
-    ended_writer.write_batch(ended.iter().copied());
-    started_writer.write_batch(started.iter().copied());
-    triggers.send(ended, started);
-    let contacts = &mut reported.contacts;
-    contacts.removed.clear();
+    dispatch.end(ended);
+    dispatch.start(started);
+    reported.forget_removed(gone_since_tested);
     diagnostics.started = started.len();
-    diagnostics.ended = ended.len() + core::mem::take(&mut contacts.ended_on_removal);
+    diagnostics.ended = ended.len() + core::mem::take(&mut reported.contacts.ended_on_removal);
     // The pipeline ends here: a build in the background kept until its end starts now.
     broad_phase.end_pipeline();
     diagnostics.timings.events = timer.elapsed();
@@ -191,7 +200,7 @@ pub(crate) fn report_collision_changes(
 /// among which a collider removed since the last update is back if its `Collider` was inserted again.
 #[derive(SystemParam)]
 pub(crate) struct ContactsToReport<'w, 's> {
-    contacts: ResMut<'w, crate::narrow_phase::Contacts>,
+    pub(crate) contacts: ResMut<'w, crate::narrow_phase::Contacts>,
     colliders: Query<'w, 's, (), With<crate::collider::Collider>>,
 }
 
@@ -204,6 +213,34 @@ impl ContactsToReport<'_, '_> {
             .iter()
             .any(|&entity| self.colliders.contains(entity));
         self.contacts.changes(back)
+    }
+
+    /// Drops the starts that name a collider removed after the narrow phase tested it (by a system
+    /// between the stages): no start may name a collider that is gone. Returns whether it dropped any.
+    fn drop_starts_of_gone_colliders(&self, started: &mut Vec<CollisionStarted>) -> bool {
+        if self.contacts.removed.is_empty() {
+            return false;
+        }
+        let before = started.len();
+        started.retain(|start| {
+            self.colliders.contains(start.collider1) && self.colliders.contains(start.collider2)
+        });
+        started.len() != before
+    }
+
+    /// Clears the colliders removed since the last update, whose pairs this update's diff passed over.
+    /// Where a start was dropped for a collider gone since the narrow phase
+    /// ([`Self::drop_starts_of_gone_colliders`]), the contacts still hold its pair: the gone colliders
+    /// stay one more update, so that the next diff does not end a pair that never started.
+    fn forget_removed(&mut self, gone_since_tested: bool) {
+        if gone_since_tested {
+            let colliders = &self.colliders;
+            self.contacts
+                .removed
+                .retain(|&entity| !colliders.contains(entity));
+        } else {
+            self.contacts.removed.clear();
+        }
     }
 }
 
@@ -296,35 +333,70 @@ impl CollisionEventKeys {
     }
 }
 
-/// Triggers [`CollisionStarted`] and [`CollisionEnded`] on their entities, where some observer watches
-/// them.
+/// The starts of this update that wait, as commands, to be sent to observers and readers: the pairs,
+/// each `(collider1, collider2)`. A collider's removal takes its pairs out, and their starts are then
+/// dropped with the ends the removal would have sent ([`CollisionStarted`], "Guarantees").
+#[derive(Resource, Default)]
+pub(crate) struct PendingStarts(HashSet<(Entity, Entity)>);
+
+/// Sends [`CollisionStarted`] and [`CollisionEnded`]: as messages, and as triggers on both entities
+/// where some observer watches them.
 #[derive(SystemParam)]
-pub(crate) struct CollisionTriggers<'w, 's> {
+pub(crate) struct CollisionDispatch<'w, 's> {
     commands: Commands<'w, 's>,
     observers: Query<'w, 's, &'static Observer>,
     keys: Res<'w, CollisionEventKeys>,
+    pending: ResMut<'w, PendingStarts>,
+    started_writer: MessageWriter<'w, CollisionStarted>,
+    ended_writer: MessageWriter<'w, CollisionEnded>,
 }
 
-impl CollisionTriggers<'_, '_> {
-    /// Triggers each of `ended`, then each of `started`, on both of its entities (seen from each),
-    /// unless no observer, global or on an entity, watches its kind of event.
-    fn send(&mut self, ended: &[CollisionEnded], started: &[CollisionStarted]) {
-        // A trigger costs its command and its run even when no observer sees it. On workload W5
-        // (5,054 starts a frame) 70 updates took 1,155.0 million instructions with every trigger
-        // sent, 864.3 million with this (callgrind), and `app.update` 2.22 to 2.86 ms against 1.89
-        // to 2.10 ms (three alternating runs); W1 801.2 and 794.9 million.
+impl CollisionDispatch<'_, '_> {
+    /// Sends each of `ended`: its message now, its triggers on both entities (seen from each) as
+    /// commands, unless no observer watches ends. An end can go out late safely: its pair has left
+    /// [`CollidingEntities`] already, so nothing can end it again.
+    fn end(&mut self, ended: &[CollisionEnded]) {
+        self.ended_writer.write_batch(ended.iter().copied());
+        // A trigger costs its command and its run even when no observer sees it (workload W5, with its
+        // thousands of starts an update, shows it).
         if !ended.is_empty() && self.watch(self.keys.ended) {
             for &end in ended {
                 self.commands.trigger(end);
                 self.commands.trigger(end.swapped());
             }
         }
-        if !started.is_empty() && self.watch(self.keys.started) {
-            for &start in started {
-                self.commands.trigger(start);
-                self.commands.trigger(start.swapped());
-            }
+    }
+
+    /// Sends each of `started`. With no observer of starts, their messages go out now. Otherwise
+    /// each start waits in [`PendingStarts`] for its own command, which sends its message and its
+    /// two triggers together, unless a removal took the pair out meanwhile: so an observer that
+    /// despawns a collider can not be handed that collider by a later start.
+    fn start(&mut self, started: &[CollisionStarted]) {
+        self.pending.0.clear();
+        if started.is_empty() {
+            return;
         }
+        if !self.watch(self.keys.started) {
+            self.started_writer.write_batch(started.iter().copied());
+            return;
+        }
+        for &start in started {
+            self.pending.0.insert((start.collider1, start.collider2));
+            self.commands.queue(move |world: &mut World| {
+                let pair = (start.collider1, start.collider2);
+                if world.resource_mut::<PendingStarts>().0.remove(&pair) {
+                    world.write_message(start);
+                    world.trigger(start);
+                    world.trigger(start.swapped());
+                }
+            });
+        }
+    }
+
+    /// Whether the start of `pair` was still waiting: then it is dropped, and its end must not be
+    /// sent either.
+    fn drop_pending_start(&mut self, pair: (Entity, Entity)) -> bool {
+        self.pending.0.remove(&pair)
     }
 
     /// Whether some observer watches the event of `key`.
@@ -357,20 +429,18 @@ impl ColliderRemoval<'_, '_> {
 /// Ends every contact of a collider the moment its `Collider` is removed or its entity despawned, even
 /// when that happens after this frame's update (in an observer, or a later system): its partners'
 /// [`CollidingEntities`] never name a collider that is gone, and every start still gets its end: a
-/// message, and the entity events where some observer watches them. The broad phase is told too
+/// message, and the entity events where some observer watches them. A pair whose start still waits to
+/// be sent ([`PendingStarts`]) gets neither. The broad phase is told too
 /// ([`BroadPhase::removed`](crate::broad_phase::BroadPhase)), and takes the collider out of its grid on
 /// its next update, wherever in the schedule the removal came; and the entity's
 /// [`ColliderWorldShape`](crate::ColliderWorldShape) becomes `None`, so that a `Collider` inserted
-/// again changes it, and the prepare stage hands the collider to the broad phase as new. Sending these
-/// through [`CollisionTriggers`] took W6 (100 colliders despawned a frame) from 872.0 to 870.7 million
-/// instructions in 70 updates of 10,000 colliders (callgrind).
+/// again changes it, and the prepare stage hands the collider to the broad phase as new.
 pub(crate) fn end_contacts_of_removed_collider(
     removed: On<Remove, crate::collider::Collider>,
     mut removal: ColliderRemoval,
     mut contacts: ResMut<crate::narrow_phase::Contacts>,
     mut colliding: CollidingSets,
-    mut ended_writer: MessageWriter<CollisionEnded>,
-    mut triggers: CollisionTriggers,
+    mut dispatch: CollisionDispatch,
     mut buffers: Local<(Vec<Entity>, Vec<CollisionEnded>)>,
 ) {
     let entity = removed.entity;
@@ -383,14 +453,16 @@ pub(crate) fn end_contacts_of_removed_collider(
     }
     contacts.removed.insert(entity);
     partners.sort_unstable();
-    contacts.ended_on_removal += partners.len();
     for &other in partners.iter() {
         colliding.remove(other, entity);
-        ended.push(CollisionEnded {
-            collider1: entity.min(other),
-            collider2: entity.max(other),
-        });
+        let pair = (entity.min(other), entity.max(other));
+        if !dispatch.drop_pending_start(pair) {
+            ended.push(CollisionEnded {
+                collider1: pair.0,
+                collider2: pair.1,
+            });
+        }
     }
-    ended_writer.write_batch(ended.iter().copied());
-    triggers.send(ended, &[]);
+    contacts.ended_on_removal += ended.len();
+    dispatch.end(ended);
 }

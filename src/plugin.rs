@@ -10,8 +10,8 @@ use crate::collider::{Collider, ColliderDisabled};
 use crate::diagnostics::CollisionDiagnostics;
 use crate::entity_set::SpareEntitySets;
 use crate::events::{
-    CollisionEnded, CollisionEventKeys, CollisionStarted, end_contacts_of_removed_collider,
-    report_collision_changes,
+    CollisionEnded, CollisionEventKeys, CollisionStarted, PendingStarts,
+    end_contacts_of_removed_collider, report_collision_changes,
 };
 use crate::geometry::OverlapMode;
 use crate::layers::{CollisionLayers, restore_default_layers};
@@ -58,6 +58,7 @@ impl Plugin for RectCollisionPlugin {
             .init_resource::<BroadPhase>()
             .init_resource::<Contacts>()
             .init_resource::<SpareEntitySets>()
+            .init_resource::<PendingStarts>()
             .add_message::<CollisionStarted>()
             .add_message::<CollisionEnded>()
             .register_type::<Collider>()

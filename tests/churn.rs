@@ -1,18 +1,20 @@
-//! Thousands of frames of random structural churn — spawn, despawn (also of parents and inside
-//! observers), move, teleport to NaN and back, zero scale, disable, enable, layer changes, collider
-//! removal and replacement, a collider added and removed in the same frame — with every invariant
-//! checked after every frame:
-//! - each pair's starts and ends alternate, beginning with a start (update by update);
+//! Thousands of frames of random structural churn — spawn, despawn (also of parents), move, teleport
+//! to NaN and back, zero scale, disable, enable, layer changes, collider removal and replacement, a
+//! collider added and removed in the same frame, and observers that despawn, remove, disable or
+//! re-layer the colliders they meet or leave — with every invariant checked after every frame:
+//! - each pair's starts and ends alternate, beginning with a start, in the order observers see them;
+//! - no start names a collider gone when it is dispatched, and messages hold what observers saw;
+//! - what each collider's own observers kept equals its `CollidingEntities`;
 //! - the pairs left open by the event stream are exactly the pairs in `CollidingEntities`;
 //! - `CollidingEntities` is symmetric;
-//! - and it equals brute force over the geometry functions.
+//! - and it equals brute force over the geometry functions, as the pipeline saw the world, less the
+//!   colliders observers removed since.
 //!
 //! A second run churns only which colliders exist, in a world where few move, whose grid the broad
 //! phase keeps through it: the colliders that come and go count as moved.
 
 mod common;
 
-use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use common::*;
@@ -51,11 +53,23 @@ impl ChurnRng for Rng {
     }
 }
 
-/// Despawns the other collider when this one starts touching it: structural change inside an observer.
-fn despawn_other(hit: On<CollisionStarted>, mut commands: Commands) {
-    if let Ok(mut other) = commands.get_entity(hit.collider2) {
-        other.despawn();
-    }
+/// A random reaction for an observer to carry out.
+fn reaction(rng: &mut Rng) -> Reaction {
+    [
+        Reaction::Despawn,
+        Reaction::RemoveCollider,
+        Reaction::Disable,
+        Reaction::LayersNone,
+    ][rng.below(4)]
+}
+
+/// The churn's app: the test app, with the observers that carry out [`OnStart`] and [`OnEnd`], and
+/// brute force taken as the narrow phase saw the world.
+fn churn_app() -> App {
+    let mut app = app();
+    add_reactions(&mut app);
+    record_pairs_at_narrow_phase(&mut app);
+    app
 }
 
 /// Applies one random operation to the world.
@@ -73,12 +87,14 @@ fn apply(operation: usize, app: &mut App, rng: &mut Rng, live: &mut Vec<Entity>)
     match operation {
         0..=2 => {
             let bundle = (rng.transform(), rng.collider());
-            let entity = match (rng.below(6), pick(rng, live)) {
-                (0, Some(parent)) => world.spawn((bundle, ChildOf(parent))).id(),
-                (1, _) => world.spawn(bundle).observe(despawn_other).id(),
-                _ => world.spawn(bundle).id(),
+            let mut entity = match (rng.below(8), pick(rng, live)) {
+                (0, Some(parent)) => world.spawn((bundle, ChildOf(parent))),
+                (1, _) => world.spawn((bundle, OnStart(reaction(rng)))),
+                (2, _) => world.spawn((bundle, OnEnd(reaction(rng)))),
+                _ => world.spawn(bundle),
             };
-            live.push(entity);
+            observe_own_set(&mut entity);
+            live.push(entity.id());
         }
         3 => {
             if let Some(e) = pick(rng, live) {
@@ -148,56 +164,22 @@ fn apply(operation: usize, app: &mut App, rng: &mut Rng, live: &mut Vec<Entity>)
 }
 
 /// Checks every invariant; returns how many events the log holds.
-///
-/// Starts and ends alternate per pair, checked update by update: within one update the order of a pair's
-/// events is not observable (an observer that despawns a collider on `CollisionStarted` sends its
-/// `CollisionEnded` while the start is still being dispatched), so each update's events must fit an
-/// alternation from the pair's state before it, and leave it open at most once.
 fn check_invariants(app: &mut App, frame: u32) -> usize {
-    let mut open: HashMap<(Entity, Entity), i32> = HashMap::default();
-    for update in log(app).stream.chunk_by(|a, b| a.0 == b.0) {
-        let mut changes: HashMap<(Entity, Entity), (i32, i32)> = HashMap::default();
-        for &(_, started, a, b) in update {
-            let (starts, ends) = changes.entry((a, b)).or_default();
-            *if started { starts } else { ends } += 1;
-        }
-        for (pair, (starts, ends)) in changes {
-            let before = open.get(&pair).copied().unwrap_or(0);
-            let after = before + starts - ends;
-            // From closed, an alternation has as many starts as ends, or one more; from open, the reverse.
-            let fits = if before == 0 {
-                starts - ends == 0 || starts - ends == 1
-            } else {
-                ends - starts == 0 || ends - starts == 1
-            };
-            assert!(
-                fits && (after == 0 || after == 1),
-                "frame {frame}: the pair {}–{} was {before} open and got {starts} starts and {ends} ends in \
-                 update {}",
-                pair.0,
-                pair.1,
-                update[0].0
-            );
-            open.insert(pair, after);
-        }
-    }
-    let mut replayed: Vec<_> = open
-        .into_iter()
-        .filter(|&(_, n)| n == 1)
-        .map(|((a, b), _)| (a.min(b), a.max(b)))
-        .collect();
-    replayed.sort();
-
-    assert_colliding_is_symmetric(app, &format!("frame {frame}"));
+    let context = format!("frame {frame}");
+    assert_events_alternate(app, &context);
+    assert_colliding_is_symmetric(app, &context);
+    assert_observed_sets_match(app, &context);
     let colliding = colliding_pairs(app);
     assert_eq!(
-        replayed, colliding,
-        "frame {frame}: the open pairs of the event stream differ from CollidingEntities"
+        replayed_pairs(app),
+        colliding,
+        "{context}: the open pairs of the event stream differ from CollidingEntities"
     );
     assert_eq!(
         colliding,
-        brute_force_pairs(app),
-        "frame {frame}: CollidingEntities differs from brute force over the geometry"
+        expected_after_observers(app),
+        "{context}: CollidingEntities differs from brute force over the geometry the pipeline saw, \
+         less the colliders observers removed since"
     );
     log(app).stream.len()
 }
@@ -215,7 +197,7 @@ fn assert_events_exercised(app: &App, least: usize) {
 
 #[test]
 fn churn_keeps_every_invariant() {
-    let mut app = app();
+    let mut app = churn_app();
     let mut rng = Rng(0xc0ff_ee00_d15e_a5e5);
     let mut live = Vec::new();
     for _ in 0..60 {
@@ -247,7 +229,7 @@ fn move_movers(mut movers: Query<(&mut Transform, &Velocity)>) {
 }
 
 /// Applies one random change of membership, an operation of [`churn_once`]: a collider spawned (a
-/// child, or despawning what it starts touching, some of the time), despawned, its `Collider` removed,
+/// child, or reacting to what it meets or leaves, some of the time), despawned, its `Collider` removed,
 /// replaced, or inserted again after its removal, or a collider added and removed before the pipeline
 /// sees it.
 fn spawn_or_despawn_once(app: &mut App, rng: &mut Rng, live: &mut Vec<Entity>) {
@@ -277,7 +259,7 @@ fn count_colliders(
 
 #[test]
 fn colliders_spawned_and_despawned_among_still_ones_keep_the_grid_and_every_invariant() {
-    let mut app = app();
+    let mut app = churn_app();
     app.init_resource::<CollidersAtBroadPhase>()
         .add_systems(Update, move_movers)
         .add_systems(

@@ -1,19 +1,27 @@
-//! Arbitrary sequences of ECS operations on colliders, with the churn invariants checked after every
-//! update: pairs' starts and ends balance, `CollidingEntities` is symmetric, equals the pairs left open
-//! by the events, and equals brute force over the geometry functions.
+//! Arbitrary sequences of ECS operations on colliders, some of them carried out by observers of the
+//! collision events (despawn, collider removal, disabling, layer changes from inside an observer), with
+//! the churn invariants checked after every update: each pair's starts and ends alternate in the order
+//! observers see them, no start names a collider that is gone, messages hold what observers saw, each
+//! collider's own observers keep what its `CollidingEntities` holds, which is symmetric, equals the
+//! pairs left open by the events, and equals brute force over the geometry functions as the pipeline
+//! saw the world, less the colliders observers removed since.
 #![no_main]
 
 use arbitrary::Arbitrary;
-use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use libfuzzer_sys::fuzz_target;
 
-// The reference checks the integration tests use: brute force over the geometry, and the pairs and
-// symmetry of `CollidingEntities`.
+// The test app and the reference checks the integration tests use: the event log and its checks,
+// observers' own sets and reactions, brute force over the geometry, and the pairs and symmetry of
+// `CollidingEntities`.
 #[path = "../../tests/common/mod.rs"]
 mod common;
-use common::{assert_colliding_is_symmetric, brute_force_pairs, colliding_pairs};
+use common::{
+    OnEnd, OnStart, Reaction, add_reactions, assert_colliding_is_symmetric,
+    assert_events_alternate, assert_observed_sets_match, colliding_pairs, expected_after_observers,
+    observe_own_set, record_pairs_at_narrow_phase, replayed_pairs,
+};
 
 #[derive(Arbitrary, Debug)]
 enum Op {
@@ -46,7 +54,26 @@ enum Op {
         kind: u8,
         w: u8,
     },
+    /// The target's observers do `reaction` to each collider it starts touching.
+    ReactOnStart {
+        target: u8,
+        reaction: u8,
+    },
+    /// The target's observers do `reaction` to each collider it stops touching.
+    ReactOnEnd {
+        target: u8,
+        reaction: u8,
+    },
     Update,
+}
+
+fn reaction(index: u8) -> Reaction {
+    [
+        Reaction::Despawn,
+        Reaction::RemoveCollider,
+        Reaction::Disable,
+        Reaction::LayersNone,
+    ][index as usize % 4]
 }
 
 fn collider(kind: u8, w: u8, h: u8) -> Collider {
@@ -63,53 +90,27 @@ fn transform(x: i8, y: i8, angle: i8) -> Transform {
         .with_rotation(Quat::from_rotation_z(angle as f32 / 20.0))
 }
 
-/// Open pairs by the event stream, from a global observer (the canonical orientation only).
-#[derive(Resource, Default)]
-struct Open(HashMap<(Entity, Entity), i32>);
-
 fn check(app: &mut App) {
-    let open: Vec<(Entity, Entity)> = {
-        let open = &app.world().resource::<Open>().0;
-        assert!(
-            open.values().all(|&n| n == 0 || n == 1),
-            "unbalanced starts and ends"
-        );
-        let mut pairs: Vec<_> = open
-            .iter()
-            .filter(|&(_, &n)| n == 1)
-            .map(|(&p, _)| p)
-            .collect();
-        pairs.sort();
-        pairs
-    };
+    assert_events_alternate(app, "after an update");
     assert_colliding_is_symmetric(app, "after an update");
+    assert_observed_sets_match(app, "after an update");
     let colliding = colliding_pairs(app);
-    assert_eq!(open, colliding, "events and CollidingEntities disagree");
+    assert_eq!(
+        replayed_pairs(app),
+        colliding,
+        "events and CollidingEntities disagree"
+    );
     assert_eq!(
         colliding,
-        brute_force_pairs(app),
-        "CollidingEntities differs from brute force"
+        expected_after_observers(app),
+        "CollidingEntities differs from brute force as the pipeline saw the world"
     );
 }
 
 fuzz_target!(|ops: Vec<Op>| {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        TransformPlugin,
-        RectCollisionPlugin::default(),
-    ))
-    .init_resource::<Open>()
-    .add_observer(|e: On<CollisionStarted>, mut open: ResMut<Open>| {
-        if e.collider1 < e.collider2 {
-            *open.0.entry((e.collider1, e.collider2)).or_default() += 1;
-        }
-    })
-    .add_observer(|e: On<CollisionEnded>, mut open: ResMut<Open>| {
-        if e.collider1 < e.collider2 {
-            *open.0.entry((e.collider1, e.collider2)).or_default() -= 1;
-        }
-    });
+    let mut app = common::app();
+    add_reactions(&mut app);
+    record_pairs_at_narrow_phase(&mut app);
     let mut live: Vec<Entity> = Vec::new();
     for op in ops.into_iter().take(200) {
         live.retain(|&e| app.world().get_entity(e).is_ok());
@@ -129,6 +130,7 @@ fuzz_target!(|ops: Vec<Op>| {
                 if let Some(parent) = parent.and_then(pick) {
                     entity.insert(ChildOf(parent));
                 }
+                observe_own_set(&mut entity);
                 live.push(entity.id());
             }
             Op::Despawn(i) => {
@@ -181,6 +183,16 @@ fuzz_target!(|ops: Vec<Op>| {
             Op::ReplaceCollider { target, kind, w } => {
                 if let Some(e) = pick(target) {
                     world.entity_mut(e).insert(collider(kind, w, w));
+                }
+            }
+            Op::ReactOnStart { target, reaction: r } => {
+                if let Some(e) = pick(target) {
+                    world.entity_mut(e).insert(OnStart(reaction(r)));
+                }
+            }
+            Op::ReactOnEnd { target, reaction: r } => {
+                if let Some(e) = pick(target) {
+                    world.entity_mut(e).insert(OnEnd(reaction(r)));
                 }
             }
             Op::Update => {

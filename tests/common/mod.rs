@@ -22,6 +22,9 @@ pub struct EventLog {
     /// Messages of two types cannot tell which came first when a pair starts and ends in one frame.
     pub stream: Vec<(u32, bool, Entity, Entity)>,
     pub updates: u32,
+    /// The starts that named, at the moment they reached the global observer, an entity that was
+    /// despawned or had no `Collider`.
+    pub starts_of_gone_colliders: Vec<(Entity, Entity)>,
 }
 
 impl EventLog {
@@ -55,7 +58,15 @@ fn count_update(mut log: ResMut<EventLog>) {
 }
 
 /// Each pair is triggered on both entities; the one with `collider1 < collider2` is logged.
-fn record_started(event: On<CollisionStarted>, mut log: ResMut<EventLog>) {
+fn record_started(
+    event: On<CollisionStarted>,
+    colliders: Query<(), With<Collider>>,
+    mut log: ResMut<EventLog>,
+) {
+    if !colliders.contains(event.collider1) || !colliders.contains(event.collider2) {
+        log.starts_of_gone_colliders
+            .push((event.collider1, event.collider2));
+    }
     if event.collider1 < event.collider2 {
         let update = log.updates;
         log.stream
@@ -124,8 +135,14 @@ pub fn brute_force_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
         &ColliderWorldShape,
         &CollisionLayers,
     ), (With<Collider>, Without<ColliderDisabled>)>();
-    let shapes: Vec<_> = query
-        .iter(app.world())
+    touching_pairs(query.iter(app.world()))
+}
+
+/// The pairs of `colliders` whose layers match and whose shapes touch, each `(lower, higher)`, sorted.
+fn touching_pairs<'a>(
+    colliders: impl Iterator<Item = (Entity, &'a ColliderWorldShape, &'a CollisionLayers)>,
+) -> Vec<(Entity, Entity)> {
+    let shapes: Vec<_> = colliders
         .filter_map(|(e, s, l)| s.0.map(|s| (e, s, *l)))
         .collect();
     let mut pairs = Vec::new();
@@ -139,6 +156,45 @@ pub fn brute_force_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
     }
     pairs.sort();
     pairs
+}
+
+/// Brute force's pairs as the narrow phase saw the world, taken by a system between it and the events
+/// stage ([`record_pairs_at_narrow_phase`]). Observers that disable or re-layer a collider change the
+/// world after that; the pipeline sees it on the next update.
+#[derive(Resource, Default)]
+pub struct PairsAtNarrowPhase(pub Vec<(Entity, Entity)>);
+
+/// Makes the app keep [`PairsAtNarrowPhase`] each update.
+pub fn record_pairs_at_narrow_phase(app: &mut App) {
+    fn take(
+        colliders: Query<
+            (Entity, &ColliderWorldShape, &CollisionLayers),
+            (With<Collider>, Without<ColliderDisabled>),
+        >,
+        mut pairs: ResMut<PairsAtNarrowPhase>,
+    ) {
+        pairs.0 = touching_pairs(colliders.iter());
+    }
+    app.init_resource::<PairsAtNarrowPhase>().add_systems(
+        PostUpdate,
+        take.after(CollisionSystems::NarrowPhase)
+            .before(CollisionSystems::Events),
+    );
+}
+
+/// What `CollidingEntities` must hold after an update whose observers may have changed the world:
+/// brute force's pairs as the narrow phase saw them, less those of colliders despawned or without a
+/// `Collider` since (their pairs end at once).
+pub fn expected_after_observers(app: &App) -> Vec<(Entity, Entity)> {
+    let world = app.world();
+    let has_collider = |e: Entity| world.get::<Collider>(e).is_some();
+    world
+        .resource::<PairsAtNarrowPhase>()
+        .0
+        .iter()
+        .copied()
+        .filter(|&(a, b)| has_collider(a) && has_collider(b))
+        .collect()
 }
 
 /// The pairs left open by replaying every start and end since the start; fails if a pair started twice
@@ -159,6 +215,160 @@ pub fn replayed_pairs(app: &App) -> Vec<(Entity, Entity)> {
         .collect();
     pairs.sort();
     pairs
+}
+
+/// Fails, naming `context`, unless the observers' story is sound: each pair's starts and ends alternate,
+/// beginning with a start, over the whole stream in the order the global observer saw them; no start
+/// named a collider that was gone when it was dispatched; and the messages hold the same starts and
+/// ends as the observers saw (the messages of the last update may still be unread).
+pub fn assert_events_alternate(app: &App, context: &str) {
+    let log = log(app);
+    assert_eq!(
+        log.starts_of_gone_colliders,
+        [],
+        "{context}: starts dispatched naming a despawned entity or one without a Collider"
+    );
+    let mut open: HashMap<(Entity, Entity), bool> = HashMap::default();
+    for &(update, started, a, b) in &log.stream {
+        let was_open = open.insert((a, b), started).unwrap_or(false);
+        assert_ne!(
+            was_open,
+            started,
+            "{context}: the pair {a}–{b} got a {} while {} (update {update})",
+            if started { "start" } else { "end" },
+            if was_open { "open" } else { "closed" }
+        );
+    }
+    let count = |started: bool| -> HashMap<(Entity, Entity), usize> {
+        let mut counts = HashMap::default();
+        for &(_, s, a, b) in &log.stream {
+            if s == started {
+                *counts.entry((a, b)).or_default() += 1;
+            }
+        }
+        counts
+    };
+    let (observed_starts, observed_ends) = (count(true), count(false));
+    let mut read_starts: HashMap<(Entity, Entity), usize> = HashMap::default();
+    for start in &log.started {
+        *read_starts
+            .entry((start.collider1, start.collider2))
+            .or_default() += 1;
+    }
+    let mut read_ends: HashMap<(Entity, Entity), usize> = HashMap::default();
+    for end in &log.ended {
+        *read_ends.entry((end.collider1, end.collider2)).or_default() += 1;
+    }
+    assert_eq!(
+        read_starts, observed_starts,
+        "{context}: the starts read as messages against those observed"
+    );
+    assert_eq!(
+        read_ends, observed_ends,
+        "{context}: the ends read as messages against those observed"
+    );
+}
+
+/// The entities a collider touches as its own observers tell it: a game's usual bookkeeping, kept by
+/// [`observe_own_set`]'s observers.
+#[derive(Component, Default, Debug)]
+pub struct ObservedSet(pub EntityHashSet);
+
+/// Gives `entity` an [`ObservedSet`] and the two entity observers that keep it: insert on
+/// `CollisionStarted`, remove on `CollisionEnded`.
+pub fn observe_own_set(entity: &mut EntityWorldMut) {
+    entity
+        .insert(ObservedSet::default())
+        .observe(
+            |hit: On<CollisionStarted>, mut sets: Query<&mut ObservedSet>| {
+                if let Ok(mut set) = sets.get_mut(hit.collider1) {
+                    set.0.insert(hit.collider2);
+                }
+            },
+        )
+        .observe(
+            |hit: On<CollisionEnded>, mut sets: Query<&mut ObservedSet>| {
+                if let Ok(mut set) = sets.get_mut(hit.collider1) {
+                    set.0.remove(&hit.collider2);
+                }
+            },
+        );
+}
+
+/// What a collider does to the other collider of a pair, from an observer, as games do: despawn it,
+/// take its `Collider`, disable it, or take it out of every layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reaction {
+    Despawn,
+    RemoveCollider,
+    Disable,
+    LayersNone,
+}
+
+/// Makes its collider react to the other collider of each pair that starts touching it.
+#[derive(Component, Clone, Copy, Debug)]
+pub struct OnStart(pub Reaction);
+
+/// Makes its collider react to the other collider of each pair that stops touching it.
+#[derive(Component, Clone, Copy, Debug)]
+pub struct OnEnd(pub Reaction);
+
+impl Reaction {
+    /// Queues the reaction on `other`; an entity already gone is passed over, as in a game that
+    /// despawns from an end observer (the other may be the collider whose despawn ended the pair).
+    pub fn apply(self, commands: &mut Commands, other: Entity) {
+        let mut other = commands.entity(other);
+        match self {
+            Reaction::Despawn => {
+                other.try_despawn();
+            }
+            Reaction::RemoveCollider => {
+                other.try_remove::<Collider>();
+            }
+            Reaction::Disable => {
+                other.try_insert(ColliderDisabled);
+            }
+            Reaction::LayersNone => {
+                other.try_insert(CollisionLayers::NONE);
+            }
+        }
+    }
+}
+
+/// Adds the global observers that carry out [`OnStart`] and [`OnEnd`].
+pub fn add_reactions(app: &mut App) {
+    app.add_observer(
+        |hit: On<CollisionStarted>, reactions: Query<&OnStart>, mut commands: Commands| {
+            if let Ok(OnStart(reaction)) = reactions.get(hit.collider1) {
+                reaction.apply(&mut commands, hit.collider2);
+            }
+        },
+    )
+    .add_observer(
+        |hit: On<CollisionEnded>, reactions: Query<&OnEnd>, mut commands: Commands| {
+            if let Ok(OnEnd(reaction)) = reactions.get(hit.collider1) {
+                reaction.apply(&mut commands, hit.collider2);
+            }
+        },
+    );
+}
+
+/// Fails, naming `context`, where an entity's [`ObservedSet`] differs from its `CollidingEntities`;
+/// returns how many sets it compared.
+pub fn assert_observed_sets_match(app: &mut App, context: &str) -> usize {
+    let mut query = app
+        .world_mut()
+        .query::<(Entity, &ObservedSet, Option<&CollidingEntities>)>();
+    let mut compared = 0;
+    for (entity, observed, colliding) in query.iter(app.world()) {
+        let colliding: EntityHashSet = colliding.map(|c| c.iter().collect()).unwrap_or_default();
+        assert_eq!(
+            observed.0, colliding,
+            "{context}: what {entity}'s observers kept against its CollidingEntities"
+        );
+        compared += 1;
+    }
+    compared
 }
 
 /// Fails, naming `context`, when some entity's `CollidingEntities` holds another entity whose own set
