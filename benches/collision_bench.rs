@@ -83,8 +83,8 @@ static GLOBAL: CountingAllocator = CountingAllocator;
 /// span, from a system ordered after transform propagation and before the first stage to one ordered
 /// after the last stage, which includes the executor's work between the stages as well as the stages'
 /// own. The second system ignores the events stage's commands, as systems of a game that are not
-/// ordered after that stage do: ordered after it plainly, it would add a sync point (about 0.04 ms on
-/// W7 here), which a game shares with every other system's commands.
+/// ordered after that stage do: ordered after it plainly, it would add a sync point, which a game
+/// shares with every other system's commands.
 #[derive(Resource, Default)]
 struct PipelineSpan {
     allocations_at_start: u64,

@@ -12,9 +12,8 @@
 //!
 //! The work is a chain of integer steps, each waiting on the one before, with nothing read from or
 //! written to memory: its time does not depend on caches, branches or data, only on the processor
-//! being left to run it. It is sized to take as long as the pipeline's median on W1 at 1,000, 10,000
-//! and 100,000 colliders on the machine before the forty-second round's ([`FRAME_SIZES`]), and timed
-//! two ways:
+//! being left to run it. It is sized by [`FRAME_SIZES`] or `--work-us`, to take as long as the
+//! pipeline does on the workloads it stands for, and timed two ways:
 //! - **alone**: the work back to back on one thread, the clock read around each frame's work;
 //! - **in four systems**: an app of `MinimalPlugins` whose four systems, chained in `PostUpdate` as the
 //!   plugin's stages are, each do a quarter of the work and time themselves; a frame's figure is the
@@ -22,14 +21,13 @@
 //!
 //! Each setting runs `--frames F` frames (200 unless told) after a warm-up, `--rounds R` times (5
 //! unless told), one run of each size and setting a round; the runner prints each run and then the
-//! medians over the rounds, as the README's table takes them. Beside the p99 it gives the share of
+//! medians over the rounds, as `collision_bench --rounds` takes them. Beside the p99 it gives the share of
 //! frames past 1.5 times the median: the p99 meets the aim while that share stays at or below 1%, and
 //! what the machine takes of that 1% is not left to the pipeline. `--compute-threads N` gives Bevy's
 //! compute task pool N threads. `--fps N` starts each frame 1/N s after the one before, sleeping in
 //! between, as the workload runner's `--fps` paces its updates: the floor under the p99 at a game's
 //! pace, where the cores idle between frames. `--work-us A,B,...` sizes the work in microseconds
-//! instead, for instance to this machine's own medians of the pipeline (17 and 176 µs on W1 at 1,000
-//! and 10,000 in the README's table).
+//! instead, for instance to the pipeline's own medians on the machine at hand.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -40,9 +38,8 @@ use bevy_rect_collision_benches::{
     median_p99, share_past_bound, task_pool_plugin,
 };
 
-/// The frame sizes the work is made to take, in microseconds, with the workload they stand for: the
-/// pipeline's medians on W1 in the README's table until the forty-second round, taken on the machine
-/// before (the new machine's table has 17, 171 and 3,520 µs).
+/// The frame sizes the work is made to take by default, in microseconds, with the workload they stand
+/// for: sizes of the pipeline's medians on W1 on a slower machine (`--work-us` sets others).
 const FRAME_SIZES: [(f64, &str); 3] = [
     (36.0, "W1 at 1,000"),
     (311.0, "W1 at 10,000"),

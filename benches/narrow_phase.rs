@@ -130,7 +130,7 @@ fn pair_kinds(c: &mut Criterion) {
     );
 }
 
-/// Seed 004's question: does a bounding-box test before the separating axes pay? In both regimes.
+/// The question of the Unity tutorial "Are two rectangles with orientation in 2D space intersecting?": does a bounding-box test before the separating axes pay? In both regimes.
 fn aabb_early_out(c: &mut Criterion) {
     for (regime, name) in [
         (
@@ -179,7 +179,7 @@ fn aabb_early_out(c: &mut Criterion) {
     }
 }
 
-/// Seed 000's frame coherence needs, per pair, the axis that separated it last frame: a map from pair to
+/// The frame coherence of "Rotated rectangle intersection" needs, per pair, the axis that separated it last frame: a map from pair to
 /// axis, filled each frame and looked up for each candidate. What that bookkeeping costs per pair, to
 /// set beside what a cached axis could save (the separating-axis test itself, a few ns).
 fn pair_axis_cache(c: &mut Criterion) {

@@ -1,4 +1,4 @@
-//! Seed 002's demo: a circle against a rotated rectangle. Drag the circle; `A`/`D` turn the rectangle.
+//! The demo of "Circle and Rotated Rectangle Collision Detection": a circle against a rotated rectangle. Drag the circle; `A`/`D` turn the rectangle.
 //! The line joins the circle's centre to the rectangle's closest point, found by moving the centre into
 //! the rectangle's frame and clamping; both turn red on contact.
 //!

@@ -78,9 +78,9 @@ fn check_size(what: &'static str, value: f32) -> Result<f32, ColliderError> {
 /// needed. Its world-space shape is kept in [`ColliderWorldShape`], the entities it touches in
 /// [`CollidingEntities`]; both are added with it.
 ///
-/// The plain constructors accept any value and never panic: a negative size is taken as its absolute
-/// value, and a zero, NaN or infinite size gives a collider that the plugin skips with one warning. The
-/// `try_` constructors reject such values with a [`ColliderError`] instead.
+/// The plain constructors accept any value and never panic: a zero, negative, NaN or infinite size
+/// gives a collider that the plugin skips with one warning, marked [`InvalidCollider`], while the rest
+/// keep colliding. The `try_` constructors reject such values with a [`ColliderError`] instead.
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -90,6 +90,7 @@ fn check_size(what: &'static str, value: f32) -> Result<f32, ColliderError> {
 /// let paddle = Collider::rotated_rect(6.0, 4.5).with_offset(Vec2::new(3.0, 0.0));
 /// let ball = Collider::try_circle(10.0).unwrap();
 /// assert!(Collider::try_rect(-1.0, 2.0).is_err());
+/// assert!(!Collider::rect(-1.0, 2.0).has_valid_size(), "skipped by the plugin");
 /// ```
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component, Debug, PartialEq)]
@@ -106,22 +107,20 @@ impl Collider {
     /// A `width` × `height` rectangle aligned with the world axes, whatever the entity's rotation.
     pub fn rect(width: f32, height: f32) -> Self {
         Self::from_shape(ColliderShape::Rect {
-            half_size: Vec2::new(width, height).abs() * 0.5,
+            half_size: Vec2::new(width, height) * 0.5,
         })
     }
 
     /// A `width` × `height` rectangle that turns with the entity.
     pub fn rotated_rect(width: f32, height: f32) -> Self {
         Self::from_shape(ColliderShape::RotatedRect {
-            half_size: Vec2::new(width, height).abs() * 0.5,
+            half_size: Vec2::new(width, height) * 0.5,
         })
     }
 
     /// A circle of `radius`.
     pub fn circle(radius: f32) -> Self {
-        Self::from_shape(ColliderShape::Circle {
-            radius: radius.abs(),
-        })
+        Self::from_shape(ColliderShape::Circle { radius })
     }
 
     /// [`Collider::rect`], or an error naming a size that is not finite and positive.
@@ -178,8 +177,9 @@ impl Collider {
 
     /// The same collider with its centre at `offset` from the entity origin, in local space.
     ///
-    /// The entity origin is the pivot: seed 000's rectangle turning about the midpoint of its left side
-    /// is `Collider::rotated_rect(6.0, 4.5).with_offset(Vec2::new(3.0, 0.0))` on an entity at that
+    /// The entity origin is the pivot: the worked example of "Rotated rectangle intersection" (a Google
+    /// Answers thread), a 6 × 4.5 rectangle turning about the midpoint of its left side, is
+    /// `Collider::rotated_rect(6.0, 4.5).with_offset(Vec2::new(3.0, 0.0))` on an entity at that
     /// midpoint.
     #[must_use]
     pub fn with_offset(mut self, offset: Vec2) -> Self {
@@ -226,8 +226,8 @@ impl Collider {
                 (circle.into(), circle.center, Vec2::splat(circle.radius))
             }
         };
-        // One check without branches, where a branch per number cost more than building the shape
-        // (22 ns a collider in all, 18 ns now: `cargo bench --bench prepare`). The translation reaches
+        // One check without branches, where a branch per number would cost more than building the
+        // shape (`cargo bench --bench prepare`). The translation reaches
         // the centre, and a size that is not finite and positive gives a size that is not either; huge
         // poses can overflow to infinity and tiny scales underflow to zero, which the same check
         // catches. A scale of zero on one axis is checked apart: a circle's radius follows the other.
@@ -241,9 +241,7 @@ impl Collider {
             .is_finite_mask();
         // The sizes positive and the scales not zero in one comparison of four lanes: a scale's
         // magnitude is positive exactly where the scale is neither zero nor NaN, and NaN fails the
-        // check above anyway. With a comparison of two lanes for each, the prepare stage took 120.3
-        // million instructions in 70 updates of workload W1 at 10,000 colliders (callgrind), 111.2
-        // million with this.
+        // check above anyway.
         let positive =
             Vec4::new(size.x, size.y, pose.scale.x.abs(), pose.scale.y.abs()).cmpgt(Vec4::ZERO);
         (valid & positive).all().then_some(shape)
@@ -255,8 +253,7 @@ impl Collider {
     /// An unscaled transform that does not mirror, the common case, needs no pose: the shape is its
     /// translation and the collider's sizes, and only the shapes that turn (a rotated rectangle, a circle
     /// with an offset) work out the rotation. The prepare stage builds every changed collider's shape
-    /// this way: on workload W1 at 10,000 colliders it took 0.135 to 0.136 ms through the pose and takes
-    /// 0.093 to 0.094 ms (three alternating runs each). A collider without offset needs no pose under
+    /// this way (`collision_bench` W1). A collider without offset needs no pose under
     /// other transforms either: its centre is the translation, and only a rotated rectangle divides its
     /// axis by its length.
     ///
@@ -293,10 +290,9 @@ impl Collider {
     /// that branch would go one way or the other at random. Transforms turned by `rotate_z` every frame
     /// make such a run: the quaternion's rounding drifts their axes' lengths, one transform after
     /// another, out of the range that counts as unscaled (squared lengths within 1,024 units in the last
-    /// place of 1, see [`pose_from_global_transform`]). For 4,096 colliders of the workload runner's mix
-    /// (`cargo bench --bench prepare`, two runs), half of their transforms so drifted, chosen anew at
-    /// random for each iteration: 23.9 to 24.0 µs against 43.3 to 44.1 µs with the branch; unscaled,
-    /// where the branch always goes the same way, 23.1 to 23.3 µs against 16.3 to 16.4 µs.
+    /// place of 1, see [`pose_from_global_transform`]). It pays where half the transforms drifted at
+    /// random and costs where none did (`cargo bench --bench prepare`), so the prepare stage picks it
+    /// per run of transforms. Public for that benchmark only.
     ///
     /// ```
     /// use bevy::prelude::*;
@@ -321,6 +317,7 @@ impl Collider {
     ///     }
     /// }
     /// ```
+    #[doc(hidden)]
     #[inline(always)]
     pub fn world_shape_from_transform_unbranched(
         &self,
@@ -363,11 +360,9 @@ impl Collider {
     /// [`Self::world_shape`] for a collider without offset, under the pose of scaled `axes`: each
     /// number the same as there, but for the sign of a zero. On the entity's origin the shape's centre
     /// is the translation, whatever the rotation and the scale's signs, so only a rotated rectangle
-    /// divides its axis by its length, and nothing asks whether the transform mirrors. For 4,096
-    /// colliders of the workload runner's mix (`cargo bench --bench prepare`, two alternating runs of
-    /// each binary): scaled by 2, 23.8 to 24.0 µs against 49.2 to 49.8 µs through the pose; turned by
-    /// `rotate_z` for 3,600 frames, whose axes' lengths drift out of the unscaled range, 23.7 to 23.8
-    /// µs against 43.2 to 43.9 µs; unscaled, 19.1 to 19.3 µs either way.
+    /// divides its axis by its length, and nothing asks whether the transform mirrors. It pays for
+    /// scaled transforms and for those turned by `rotate_z` for long, whose axes' lengths drift out of
+    /// the unscaled range, and costs nothing unscaled (`cargo bench --bench prepare`).
     #[inline(always)]
     fn scaled_world_shape_on_origin(&self, axes: &TransformAxes) -> Option<WorldShape> {
         let lengths = axes.lengths();
@@ -551,8 +546,8 @@ impl TransformAxes {
             return Pose2d::new(translation, unscaled.rotation(), Vec2::new(1.0, scale_y));
         }
         // Both axes in one vector: their lengths take one square root instruction and the unit axes
-        // one division, where one axis at a time took two and four (`cargo bench --bench prepare`: 10.7
-        // to 9.3 ns a collider). Each lane has the bits the scalar operation gives.
+        // one division, where one axis at a time takes two and four (`cargo bench --bench prepare`).
+        // Each lane has the bits the scalar operation gives.
         let lengths = self.lengths();
         let units = axes / lengths;
         // The determinant's sign from unit axes, where it cannot underflow: negative means mirrored.
@@ -568,9 +563,9 @@ impl TransformAxes {
     }
 
     /// The axes' lengths, each in both of its axis's lanes, as `axes` lays them out. The rare lengths
-    /// go through a function that returns the same vector: returning a whole `Pose2d` from it put the
-    /// pose in memory, in stores too narrow for the loads that read it back (17 ns a collider, `cargo
-    /// bench --bench prepare`).
+    /// go through a function that returns the same vector: returning a whole `Pose2d` from it would put
+    /// the pose in memory, in stores too narrow for the loads that read it back (`cargo bench --bench
+    /// prepare`).
     #[inline]
     fn lengths(&self) -> Vec4 {
         let squared_lengths = self.squared_lengths;
@@ -637,8 +632,7 @@ impl UnscaledAxes {
 
 /// The square root of a `square` within [`NEAR_ONE_ULPS`] units in the last place of 1: there, its
 /// bits are the square's bits and those of 1 averaged, rounded down, the same bits as the square root
-/// instruction gives. On workload W1 at 10,000 colliders the prepare stage took 0.172 ms with the
-/// instruction and 0.154 to 0.156 ms with this.
+/// instruction gives, at a fraction of its latency (`collision_bench` W1).
 #[inline]
 fn near_one_square_root(square: f32) -> f32 {
     f32::from_bits((square.to_bits() + 1.0f32.to_bits()) >> 1)

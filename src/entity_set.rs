@@ -11,9 +11,9 @@ const INLINE: usize = 6;
 /// A set of entities whose first [`INLINE`] members sit in the set itself and the rest in a hash set,
 /// the overflow, taken from [`SpareEntitySets`] when first needed and given back once empty.
 ///
-/// A hash set of its own for each collider cost an allocation whenever one began touching its first
-/// other collider or more than its table held, and a read of memory outside the component for each
-/// start and end (`benches/README.md` has the figures). Here adding and removing scans at most
+/// A hash set of its own for each collider would cost an allocation whenever one began touching its
+/// first other collider or more than its table held, and a read of memory outside the component for
+/// each start and end (`collision_bench` W2 and W5 show both). Here adding and removing scans at most
 /// [`INLINE`] entities in place; a collider touching many (a wall under a crowd) still adds and removes
 /// the rest in constant time.
 ///

@@ -79,9 +79,8 @@ impl Plugin for RectCollisionPlugin {
             )
                 // No sync point between the stages: only the prepare stage has commands (the rare
                 // `InvalidCollider` markers), which no later stage reads. A sync point costs the
-                // multi-threaded executor a trip to the main thread and back: on W1 at 10,000 the time
-                // the pipeline spans beyond its stages' own went from a median of 0.155 to 0.084 ms
-                // without the one after the prepare stage (`benches/README.md`).
+                // multi-threaded executor a trip to the main thread and back (the span that
+                // `collision_bench` prints shows it).
                 .chain_ignore_deferred()
                 .run_if(CollisionSettings::is_enabled),
         );

@@ -2,7 +2,7 @@
 //!
 //! - parry2d 0.27 (`intersection_test` and `contact`): at least 100,000 cases per pair kind, with zero
 //!   disagreement outside a band of 1e-4 around touching.
-//! - Seed 004's split of each rectangle into two triangles, tested pair by pair in f64: a second,
+//! - The split of each rectangle into two triangles, tested pair by pair in f64: a second,
 //!   independent comparator for the rectangle pairs.
 //! - Properties: symmetry, translation invariance, the boolean test agreeing with the contact query, and
 //!   the contact actually separating the shapes.
@@ -192,7 +192,7 @@ proptest! {
     }
 }
 
-/// Seed 004's alternative: a rectangle is two triangles, and two rectangles meet when any of the four
+/// The alternative of the Unity tutorial "Are two rectangles with orientation in 2D space intersecting?": a rectangle is two triangles, and two rectangles meet when any of the four
 /// triangle pairs does. Triangles are tested by separating axes in f64, a different precision and a
 /// different decomposition from the crate's code.
 mod triangles {
@@ -258,7 +258,7 @@ proptest! {
         prop_assert_eq!(
             a.intersects(&b, OverlapMode::Closed),
             triangles::rectangles_meet(corners_f64(&a), corners_f64(&b)),
-            "SAT and seed 004's triangle split disagree"
+            "SAT and the triangle split disagree"
         );
     }
 }

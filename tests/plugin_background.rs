@@ -275,8 +275,8 @@ fn updates_far_apart_start_their_builds_at_the_pipelines_end_and_match_a_sweep_e
 fn a_busy_async_compute_pool_does_not_hold_back_the_builds_in_the_background() {
     let _alone = alone();
     let (mut app, _) = drifting_world(5_000, 0x0b05_7b1d);
-    // Every thread of the async compute pool held by a task of the game's, until released. Until the
-    // forty-fourth round the builds ran on that pool, and the updates built the grid themselves.
+    // Every thread of the async compute pool held by a task of the game's, until released: the builds
+    // must not wait for that pool.
     let pool = AsyncComputeTaskPool::get();
     let held: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
     let release: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));

@@ -135,7 +135,7 @@ fn shapes_on_entities_turned_every_frame_keep_their_size_and_their_touching_neig
 
 #[test]
 fn offset_turns_about_the_entity_origin() {
-    // Seed 000: a 6 × 4.5 rectangle rotated about the midpoint of its left side.
+    // The worked example of "Rotated rectangle intersection": a 6 × 4.5 rectangle rotated about the midpoint of its left side.
     let mut app = app();
     let pivot = Transform::from_xyz(-1.0, 3.25, 0.0).with_rotation(Quat::from_rotation_z(-1.3));
     let p = app
@@ -158,7 +158,7 @@ fn offset_turns_about_the_entity_origin() {
     app.update();
     assert!(
         !touching(&mut app, p).contains(&q),
-        "at -1.4 rad they are apart (seed 000)"
+        "at -1.4 rad they are apart, as the worked example says"
     );
 }
 
@@ -222,12 +222,21 @@ fn invalid_transforms_are_skipped_and_the_rest_keeps_colliding() {
         .world_mut()
         .spawn((at(0.5, 0.0), Collider::rect(f32::INFINITY, 1.0)))
         .id();
+    // A negative size is bad input too, for every kind: skipped, not taken as its absolute value.
+    let negative: Vec<Entity> = [
+        Collider::rect(-1.0, 1.0),
+        Collider::rotated_rect(1.0, -1.0),
+        Collider::circle(-1.0),
+    ]
+    .into_iter()
+    .map(|collider| app.world_mut().spawn((at(0.5, 0.0), collider)).id())
+    .collect();
     app.update();
     assert!(
         touching(&mut app, a).contains(&b),
         "valid colliders still collide"
     );
-    for bad in [nan, flat, bad_size] {
+    for bad in [nan, flat, bad_size].into_iter().chain(negative) {
         assert!(
             touching(&mut app, bad).is_empty(),
             "an invalid collider touches nothing"
@@ -239,7 +248,7 @@ fn invalid_transforms_are_skipped_and_the_rest_keeps_colliding() {
     }
     let diagnostics = *app.world().resource::<CollisionDiagnostics>();
     assert_eq!(
-        diagnostics.invalid_colliders, 3,
+        diagnostics.invalid_colliders, 6,
         "counted in the diagnostics"
     );
     // Becoming valid again brings it back.

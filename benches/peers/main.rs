@@ -222,13 +222,10 @@ struct Run {
 /// [`FRAMES_PER_TURN`] timed frames after one untimed, so that the machine's slower stretches, which
 /// here last seconds, fall on all of them alike rather than on whichever ran then.
 ///
-/// Each round of turns shuffles the apps' order, where they once kept the order of `engines`: an app's
-/// frames depend on its place in the round and on the app before it. With a twin of the app with no
-/// engine placed second ([`Engine::Twin`]), six runs of 300 frames found the twin slower than the first
-/// by 10 µs a frame on average (−1 to +20 µs), a bias subtracted from every engine's added time; with
-/// shuffled rounds the twins differed by −6 µs on average (−14 to +16 µs). Ours, always after the app
-/// with no engine, added 0.318 to 0.747 ms (median 0.545) in 24 runs alternating with this order's,
-/// which gave 0.330 to 0.586 ms (median 0.453; `benches/README.md`).
+/// Each round of turns shuffles the apps' order: an app's frames depend on its place in the round and
+/// on the app before it, which a fixed order would turn into a bias on every engine's added time
+/// (`--twin` shows it: a second app with no engine, placed always second, comes out slower than the
+/// first).
 fn run_all(
     engines: &[Engine],
     spawns: &[Spawn],

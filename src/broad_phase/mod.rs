@@ -4,9 +4,9 @@
 //! share cells, not with N². A build brought by moves alone grows every box by a margin (a tenth of a
 //! typical collider's size, `DRIFT_MARGIN_SHARE`) and keeps the pairs of the grown boxes. The grid is
 //! built anew when a collider was disabled or enabled or changed layers, or the settings changed, or
-//! when more than one collider in [`MOVED_SHARE`] has moved since the last build: left its grown box,
+//! when more than one collider in `MOVED_SHARE` has moved since the last build: left its grown box,
 //! or came or went (spawned or despawned, its `Collider` inserted or removed). Until then:
-//! - when only a few moved (at most one in [`MOVED_SHARE`] since the build), only pairs involving a
+//! - when only a few moved (at most one in `MOVED_SHARE` since the build), only pairs involving a
 //!   collider that moved since the build are looked for (`moved.rs`): colliders that stay still cost
 //!   nothing after the build;
 //! - when many moved but stayed within their grown boxes (every collider drifting a little, as in a
@@ -55,7 +55,7 @@ use moved::MovedSinceBuild;
 use step_sample::StepSample;
 
 /// The grid is kept while at most one collider in this many has moved since it was built.
-pub const MOVED_SHARE: usize = 8;
+pub(crate) const MOVED_SHARE: usize = 8;
 
 /// Below this many colliders a full build reorders the entries on one thread (see the grid's sort).
 const REORDER_PARALLEL_THRESHOLD: usize = 32_768;

@@ -5,10 +5,11 @@ use super::{Contact, OverlapMode, WorldCircle, WorldRotatedRect};
 
 /// Whether a rotated rectangle and a circle collide.
 ///
-/// Seed 002: instead of rotating the rectangle, move the circle's centre into the rectangle's frame (the
-/// inverse rotation about the rectangle's centre), clamp it into the now axis-aligned rectangle, and
+/// "Circle and Rotated Rectangle Collision Detection": instead of rotating the rectangle, move the
+/// circle's centre into the rectangle's frame (the inverse rotation about the rectangle's centre),
+/// clamp it into the now axis-aligned rectangle, and
 /// compare the squared distance to the clamped point with the squared radius. Touching counts in
-/// [`OverlapMode::Closed`], where seed 002's `distance < radius` would miss it.
+/// [`OverlapMode::Closed`], where the article's `distance < radius` would miss it.
 ///
 /// ```
 /// use bevy::math::{Rot2, Vec2};

@@ -8,10 +8,9 @@ use bevy::math::Vec2;
 /// 1e-19 the squares are subnormal and keep only a few bits, so the quotient is not unit length, and
 /// above about 1e19 they overflow. Offsets there are first scaled by 2^100 or 2^-100, which is exact,
 /// in a function out of line. The others take the square root of the squared length as it is, with
-/// the bits that scaling by 1 and measuring again gave: on workload W1 at 10,000 colliders the narrow
-/// phase took 0.120 to 0.122 ms against 0.121 to 0.123 ms, where the square root waited for the scale
-/// to be chosen; 0.117 ms once a zero offset (a circle's centre inside a box, as common as not)
-/// returned at once instead of going out of line (three alternating runs each).
+/// the bits that scaling by 1 and measuring again would give, so that the square root need not wait
+/// for a scale to be chosen. A zero offset (a circle's centre inside a box, as common as not) returns
+/// at once rather than going out of line (`collision_bench` W1).
 #[inline]
 pub(crate) fn direction_and_length(offset: Vec2) -> Option<(Vec2, f32)> {
     let length_squared = offset.length_squared();
@@ -78,8 +77,8 @@ mod tests {
         assert_eq!(unit, -Vec2::Y);
     }
 
-    /// The helper as it was before its square root of the squared length as it is: every offset
-    /// rescaled (by 1 where nothing under- or overflows), then measured again.
+    /// The plain form of the helper, the reference it must match: every offset rescaled (by 1 where
+    /// nothing under- or overflows), then measured again.
     fn rescaling_every_offset(offset: Vec2) -> Option<(Vec2, f32)> {
         let length_squared = offset.length_squared();
         let (scale, unscale) = if length_squared < f32::MIN_POSITIVE {

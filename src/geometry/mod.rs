@@ -16,17 +16,19 @@
 //!
 //! | pair | algorithm | file |
 //! |---|---|---|
-//! | rect, rect | point in the expanded rectangle (seed 003) | `rect_rect.rs` |
-//! | rotated rect, rect | two phases: bounding box, then the rotated edges (seed 000) | `rotated_rect_rect.rs` |
-//! | rotated rect, rotated rect | separating axis test on the four edge normals (seeds 001, 004) | `rotated_rect_rotated_rect.rs` |
-//! | circle, rotated rect | the centre moved into the rectangle's frame and clamped (seed 002) | `circle_rotated_rect.rs` |
+//! | rect, rect | point in the expanded rectangle ("Intersección de rectángulos") | `rect_rect.rs` |
+//! | rotated rect, rect | two phases: bounding box, then the rotated edges ("Rotated rectangle intersection") | `rotated_rect_rect.rs` |
+//! | rotated rect, rotated rect | separating axis test on the four edge normals (manski's "Rectangle Intersection Test (with C#)") | `rotated_rect_rotated_rect.rs` |
+//! | circle, rotated rect | the centre moved into the rectangle's frame and clamped ("Circle and Rotated Rectangle Collision Detection") | `circle_rotated_rect.rs` |
 //! | circle, rect | the same clamp without the rotation | `circle_rect.rs` |
 //! | circle, circle | squared distance against the squared sum of radii | `circle_circle.rs` |
 //!
 //! # Boundaries
 //! Shapes are closed sets: two shapes that only touch (a shared edge, a corner on an edge, a circle tangent
-//! to a side) collide, as seed 000 argues. [`OverlapMode::InteriorOnly`] asks for an overlap of positive
-//! area instead, so that contact of zero area does not count.
+//! to a side) collide, as "Rotated rectangle intersection" argues. [`OverlapMode::InteriorOnly`] asks for
+//! an overlap of positive area instead, so that contact of zero area does not count.
+//!
+//! The sources, and what each test guarantees at the boundary, are in `docs/algorithms.md`.
 
 mod circle_circle;
 mod circle_rect;
@@ -65,9 +67,10 @@ pub use rotated_rect_rect::{
     contact_rect_rotated_rect, contact_rotated_rect_rect, intersection_test_rect_rotated_rect,
     intersection_test_rotated_rect_rect,
 };
+#[doc(hidden)]
+pub use rotated_rect_rotated_rect::intersection_test_rotated_rect_rotated_rect_aabb_first;
 pub use rotated_rect_rotated_rect::{
     contact_rotated_rect_rotated_rect, intersection_test_rotated_rect_rotated_rect,
-    intersection_test_rotated_rect_rotated_rect_aabb_first,
 };
 pub use shapes::{WorldCircle, WorldRect, WorldRotatedRect};
 pub use world_shape::WorldShape;

@@ -19,11 +19,12 @@ use bevy::math::Vec2;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum OverlapMode {
-    /// Shapes are closed sets: a single shared point is a collision (seed 000's reading).
+    /// Shapes are closed sets: a single shared point is a collision (the reading of "Rotated rectangle
+    /// intersection", a Google Answers thread).
     #[default]
     Closed,
     /// Only an overlap of positive area collides: shapes that share only an edge or a corner do not
-    /// (seed 000's remark on pixel games).
+    /// (the same thread's remark on pixel games).
     InteriorOnly,
 }
 

@@ -7,7 +7,7 @@ use super::{Contact, OverlapMode, WorldRect};
 
 /// Whether two axis-aligned rectangles collide.
 ///
-/// Seed 003: the rectangles meet exactly when the centre of `b` lies in `a` grown by `b`'s half size
+/// "Intersección de rectángulos": the rectangles meet exactly when the centre of `b` lies in `a` grown by `b`'s half size
 /// (their Minkowski sum), a point-in-rectangle test of two comparisons per axis.
 ///
 /// ```
@@ -175,8 +175,8 @@ mod tests {
     }
 
     #[test]
-    fn matches_seed_003_corner_and_size_form() {
-        // Seed 003's macro: x1 - w2 <= x2 <= x1 + w1 and y1 - h2 <= y2 <= y1 + h1, corners and sizes.
+    fn matches_the_corner_and_size_form_of_interseccion_de_rectangulos() {
+        // The article's macro: x1 - w2 <= x2 <= x1 + w1 and y1 - h2 <= y2 <= y1 + h1, corners and sizes.
         let seed = |x1: f32, y1: f32, w1: f32, h1: f32, x2: f32, y2: f32, w2: f32, h2: f32| {
             x1 - w2 <= x2 && x1 + w1 >= x2 && y1 - h2 <= y2 && y1 + h1 >= y2
         };
@@ -193,7 +193,7 @@ mod tests {
             assert_eq!(
                 intersection_test_rect_rect(&a, &b, OverlapMode::Closed),
                 seed(x1, y1, w1, h1, x2, y2, w2, h2),
-                "seed 003 disagrees on {a:?} and {b:?}"
+                "the corner and size form disagrees on {a:?} and {b:?}"
             );
         }
     }

@@ -32,7 +32,8 @@ fn phase2(a: &WorldRotatedRect, b: &WorldRect, world_offset: Vec2) -> (Vec2, Vec
 
 /// Whether a rotated rectangle and an axis-aligned rectangle collide.
 ///
-/// Seed 000's two phases, with no trigonometry: the rotation arrives as its cosine and sine.
+/// The two phases of "Rotated rectangle intersection" (a Google Answers thread), with no trigonometry:
+/// the rotation arrives as its cosine and sine.
 /// - Phase 1: does an edge of `b` exclude every corner of `a`? That is `a`'s bounding box against `b`.
 /// - Phase 2: does an edge of `a` exclude every corner of `b`? The same test in `a`'s frame.
 ///
@@ -300,12 +301,13 @@ mod tests {
         assert_eq!(ab, ba.flipped(), "swapping the arguments flips the normal");
     }
 
-    /// Seed 000's worked example: P is 6 × 4.5 with its corner at (-1, 1), rotated about the midpoint of
-    /// its left side; Q is 1 × 0.5 with its corner at (2, 0). At -1.4 rad they do not meet; the seed says
-    /// a slightly larger angle makes them meet. Bisection (`seed_000_switch_angle`) puts the switch at
+    /// The worked example of "Rotated rectangle intersection": P is 6 × 4.5 with its corner at (-1, 1),
+    /// rotated about the midpoint of its left side; Q is 1 × 0.5 with its corner at (2, 0). At -1.4 rad
+    /// they do not meet; the thread says a slightly larger angle makes them meet. Bisection
+    /// (`worked_example_switch_angle`) puts the switch at
     /// -1.35906 rad, where P's far side (the one opposite the pivot) reaches Q's lower-left corner (2, 0);
     /// an f64 separating-axis bisection outside the crate gives -1.3590627 too.
-    fn seed_000(angle: f32) -> bool {
+    fn worked_example(angle: f32) -> bool {
         let pivot =
             Pose2d::from_translation_rotation(Vec2::new(-1.0, 1.0 + 2.25), Rot2::radians(angle));
         let p = WorldRotatedRect::from_pose(&pivot, Vec2::new(3.0, 2.25), Vec2::new(3.0, 0.0));
@@ -315,42 +317,45 @@ mod tests {
 
     use crate::geometry::Pose2d;
 
-    const SEED_000_SWITCH: f32 = -1.359_062_7;
+    const WORKED_EXAMPLE_SWITCH: f32 = -1.359_062_7;
 
     #[test]
-    fn seed_000_worked_example_does_not_meet_at_minus_1_4() {
+    fn worked_example_does_not_meet_at_minus_1_4() {
         assert!(
-            !seed_000(-1.4),
-            "seed 000: RectCollide(-1.4, P, Q) is false"
+            !worked_example(-1.4),
+            "the worked example: RectCollide(-1.4, P, Q) is false"
         );
     }
 
     #[test]
-    fn seed_000_worked_example_meets_past_the_switch_angle() {
+    fn worked_example_meets_past_the_switch_angle() {
         assert!(
-            !seed_000(SEED_000_SWITCH - 1e-3),
+            !worked_example(WORKED_EXAMPLE_SWITCH - 1e-3),
             "just below the switch they are apart"
         );
         assert!(
-            seed_000(SEED_000_SWITCH + 1e-3),
+            worked_example(WORKED_EXAMPLE_SWITCH + 1e-3),
             "just above the switch they meet"
         );
-        assert!(seed_000(-1.3), "a somewhat larger angle makes them meet");
+        assert!(
+            worked_example(-1.3),
+            "a somewhat larger angle makes them meet"
+        );
     }
 
     #[test]
-    fn seed_000_switch_angle() {
+    fn worked_example_switch_angle() {
         let (mut apart, mut meeting) = (-1.4_f32, -1.3_f32);
         for _ in 0..40 {
             let middle = 0.5 * (apart + meeting);
-            if seed_000(middle) {
+            if worked_example(middle) {
                 meeting = middle;
             } else {
                 apart = middle;
             }
         }
         assert!(
-            (meeting - SEED_000_SWITCH).abs() < 1e-4,
+            (meeting - WORKED_EXAMPLE_SWITCH).abs() < 1e-4,
             "the switch angle moved: {meeting}"
         );
     }

@@ -13,7 +13,7 @@ struct AxesOverlap {
     overlap: Vec4,
 }
 
-/// The separating axis test of seeds 001 and 004 on all four edge normals, in one `Vec4` per quantity.
+/// The separating axis test on all four edge normals, in one `Vec4` per quantity.
 ///
 /// On each axis the overlap is the axis owner's half size, plus the other rectangle's extent along it
 /// (its half sizes weighted by the absolute cosine and sine of the angle between the rectangles), minus
@@ -47,8 +47,10 @@ fn relative_abs_cos_sin(a: &WorldRotatedRect, b: &WorldRotatedRect) -> (f32, f32
 
 /// Whether two rotated rectangles collide, by the separating axis test on their four edge normals.
 ///
-/// Seeds 001 and 004: two convex polygons are disjoint exactly when an axis perpendicular to one of their
-/// edges separates their projections. A rectangle has two distinct edge normals, so four axes suffice.
+/// The separating axis theorem, as "Rectangle Intersection Test (with C#)" on manski's blog and the
+/// Unity tutorial "Are two rectangles with orientation in 2D space intersecting?" apply it: two convex
+/// polygons are disjoint exactly when an axis perpendicular to one of their edges separates their
+/// projections. A rectangle has two distinct edge normals, so four axes suffice.
 /// Rectangles are symmetric about their centres, so each projection is the centre's projection plus a
 /// radius, and no corner is computed.
 ///
@@ -76,10 +78,12 @@ pub fn intersection_test_rotated_rect_rotated_rect(
 }
 
 /// [`intersection_test_rotated_rect_rotated_rect`] preceded by a test of the two bounding boxes, the
-/// early-out of seed 004.
+/// early-out the Unity tutorial "Are two rectangles with orientation in 2D space intersecting?" asks
+/// about.
 ///
 /// It pays when most tested pairs are apart and costs when most overlap; the crate's broad phase already
-/// compares bounding boxes, so the plugin calls the plain test. Kept for the benchmark that measures both.
+/// compares bounding boxes, so the plugin calls the plain test. Public for the benchmark that measures
+/// both only (`cargo bench --bench narrow_phase`).
 ///
 /// ```
 /// use bevy::math::{Rot2, Vec2};
@@ -89,6 +93,7 @@ pub fn intersection_test_rotated_rect_rotated_rect(
 /// let b = WorldRotatedRect::new(Vec2::new(10.0, 0.0), Vec2::splat(1.0), Rot2::degrees(20.0));
 /// assert!(!intersection_test_rotated_rect_rotated_rect_aabb_first(&a, &b, OverlapMode::Closed));
 /// ```
+#[doc(hidden)]
 #[inline]
 pub fn intersection_test_rotated_rect_rotated_rect_aabb_first(
     a: &WorldRotatedRect,

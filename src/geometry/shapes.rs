@@ -143,8 +143,8 @@ impl WorldRotatedRect {
     /// A rectangle of `half_size` whose centre sits at `offset` from the pose's origin, in the pose's
     /// local space: the rectangle turns about the pose's origin, its pivot.
     ///
-    /// Seed 000 rotates a 6 × 4.5 rectangle about the midpoint of its left side: that is a pose at that
-    /// midpoint and an offset of half the width.
+    /// The worked example of "Rotated rectangle intersection" rotates a 6 × 4.5 rectangle about the
+    /// midpoint of its left side: that is a pose at that midpoint and an offset of half the width.
     ///
     /// ```
     /// use bevy::math::{Rot2, Vec2};
@@ -192,8 +192,8 @@ impl WorldRotatedRect {
         [c - x - y, c + x - y, c + x + y, c - x + y]
     }
 
-    /// The point of the rectangle (boundary or interior) closest to `point`: seed 002's clamp of the point
-    /// moved into the rectangle's frame, moved back. A point inside is its own closest point.
+    /// The point of the rectangle (boundary or interior) closest to `point`: the clamp of "Circle and
+    /// Rotated Rectangle Collision Detection", of the point moved into the rectangle's frame, moved back. A point inside is its own closest point.
     ///
     /// ```
     /// use bevy::math::{Rot2, Vec2};
@@ -209,7 +209,8 @@ impl WorldRotatedRect {
         self.center + self.rotation * local.clamp(-self.half_size, self.half_size)
     }
 
-    /// Half the size of the smallest axis-aligned box around the rectangle (seed 000, phase 1).
+    /// Half the size of the smallest axis-aligned box around the rectangle (phase 1 of "Rotated
+    /// rectangle intersection").
     #[inline]
     pub fn bounding_half_size(&self) -> Vec2 {
         rotated_extent(

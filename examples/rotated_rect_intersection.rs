@@ -1,14 +1,14 @@
-//! Seed 000's worked example: a 6 × 4.5 rectangle rotated about the midpoint of its left side, against a
+//! The worked example of "Rotated rectangle intersection" (a Google Answers thread): a 6 × 4.5 rectangle rotated about the midpoint of its left side, against a
 //! 1 × 0.5 rectangle. Drag the angle slider: at -1.4 rad they are apart; past -1.35906 rad (the switch
 //! angle, found by bisection in the crate's tests) they meet.
 //!
-//! Run: `cargo run --example seed_rotated_rect --features egui`
+//! Run: `cargo run --example rotated_rect_intersection --features egui`
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use bevy_rect_collision::prelude::*;
 
-/// The angle at which the rectangles start to meet, from the crate's `seed_000_switch_angle` test.
+/// The angle at which the rectangles start to meet, from the crate's `worked_example_switch_angle` test.
 const SWITCH_ANGLE: f32 = -1.359_062_7;
 /// Pixels per unit of the seed's coordinates.
 const SCALE: f32 = 60.0;
@@ -69,7 +69,7 @@ fn angle_window(
     mut angle: ResMut<Angle>,
     pivot: Single<&CollidingEntities, With<Pivot>>,
 ) -> Result {
-    egui::Window::new("Seed 000")
+    egui::Window::new("Rotated rectangle intersection")
         .default_pos([900.0, 20.0])
         .show(contexts.ctx_mut()?, |ui| {
             ui.add(egui::Slider::new(&mut angle.0, -1.6..=-1.1).text("angle (rad)"));
