@@ -10,13 +10,13 @@ use bevy_rect_collision::prelude::*;
 
 /// The angle at which the rectangles start to meet, from the crate's `worked_example_switch_angle` test.
 const SWITCH_ANGLE: f32 = -1.359_062_7;
-/// Pixels per unit of the seed's coordinates.
+/// Pixels per unit of the worked example's coordinates.
 const SCALE: f32 = 60.0;
 
 #[derive(Resource)]
 struct Angle(f32);
 
-/// The rotated rectangle's pivot: the midpoint of its left side, where the seed rotates it.
+/// The rotated rectangle's pivot: the midpoint of its left side, where the worked example rotates it.
 #[derive(Component)]
 struct Pivot;
 
@@ -36,7 +36,8 @@ fn main() {
 
 fn setup(mut commands: Commands) {
     commands.spawn((Camera2d, Transform::from_xyz(80.0, 60.0, 0.0)));
-    // Everything in the seed's units under one scaled parent: the hierarchy scales the colliders too.
+    // Everything in the worked example's units under one scaled parent: the hierarchy scales the
+    // colliders too.
     let world = commands
         .spawn(Transform::from_scale(Vec3::splat(SCALE)))
         .id();
@@ -74,7 +75,7 @@ fn angle_window(
         .show(contexts.ctx_mut()?, |ui| {
             ui.add(egui::Slider::new(&mut angle.0, -1.6..=-1.1).text("angle (rad)"));
             ui.horizontal(|ui| {
-                if ui.button("-1.4 (the seed)").clicked() {
+                if ui.button("-1.4 (the example's)").clicked() {
                     angle.0 = -1.4;
                 }
                 if ui.button("just below").clicked() {
