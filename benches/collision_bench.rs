@@ -37,18 +37,29 @@
 //! - `w3`: static-heavy, N colliders that never move and N/100 that do;
 //! - `w5`: teleport, every collider relocated each frame;
 //! - `w6`: churn, 1% of colliders despawned and as many spawned each frame, the rest moving;
-//! - `w7`: resting, nothing moves.
+//! - `w7`: resting, nothing moves;
+//! - `level`: 97% of W1 and 3% still walls, 10 to 60 long and 1 to 3 thick, a third of them rotated;
+//! - `clustered`: W1's shapes in 16 Gaussian clusters in a mostly empty world of side 16√N;
+//! - `bullets`: N/2 targets of W1 at up to 0.7 units a second per axis, and N/120 circles of radius
+//!   0.2 fired a frame at 40 units a second, each despawned after 60 frames;
+//! - `sizes`: W1 with both sides log-uniform from 0.25 to 40, in a world of side 8√N.
+//!
+//! `--games` runs W1, `level`, `clustered`, `bullets` and `sizes` at 10,000 and 100,000 colliders: the
+//! workloads the broad phase is chosen on. `--queries` casts 1,000 rays of length 20 and asks about
+//! 1,000 points after each update, the same every frame, and prints what each kind took.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use bevy::math::Ray2d;
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    FramePacer, KindOrder, P99_BOUND, SeededRng, Spawn, compute_threads_flag, count_or_exit,
-    flag_value, frame_interval_flag, mean_ms, median_of, median_p99, share_past_bound,
-    task_pool_plugin, wrapped_step,
+    BULLET_FRAMES, FramePacer, GameWorkload, KindOrder, P99_BOUND, SeededRng, Spawn,
+    compute_threads_flag, count_or_exit, flag_value, frame_interval_flag, mean_ms, median_of,
+    median_p99, share_past_bound, task_pool_plugin, wrapped_step,
 };
 
 /// Counts allocations, to report how many a frame makes.
@@ -116,6 +127,8 @@ enum Workload {
     Teleport,
     Churn,
     Resting,
+    /// A level, clusters, bullets or log-uniform sizes ([`GameWorkload`]).
+    Game(GameWorkload),
 }
 
 impl Workload {
@@ -127,6 +140,10 @@ impl Workload {
             "w5" => Self::Teleport,
             "w6" => Self::Churn,
             "w7" => Self::Resting,
+            "level" => Self::Game(GameWorkload::Level),
+            "clustered" => Self::Game(GameWorkload::Clustered),
+            "bullets" => Self::Game(GameWorkload::Bullets),
+            "sizes" => Self::Game(GameWorkload::Sizes),
             _ => return None,
         })
     }
@@ -139,6 +156,10 @@ impl Workload {
             Self::Teleport => "w5 teleport",
             Self::Churn => "w6 churn",
             Self::Resting => "w7 resting",
+            Self::Game(GameWorkload::Level) => "level (3% walls)",
+            Self::Game(GameWorkload::Clustered) => "clustered",
+            Self::Game(GameWorkload::Bullets) => "bullets",
+            Self::Game(GameWorkload::Sizes) => "sizes 0.25 to 40",
         }
     }
 
@@ -147,6 +168,7 @@ impl Workload {
         match self {
             // About 8 neighbours each: a density of 0.5 colliders per unit square.
             Self::DensePile => (n as f32 / 0.5).sqrt(),
+            Self::Game(game) => game.side(n),
             _ => 4.0 * (n as f32).sqrt(),
         }
     }
@@ -192,10 +214,18 @@ struct Bench {
     /// The share of their speed at which the colliders move: 1 in the warm-up, and after it one over
     /// `--slow-down`'s count.
     speed: f32,
+    /// The centres of the clusters, for the clustered workload.
+    centres: Vec<Vec2>,
+    /// The bullets in flight, oldest first, with the frame each was fired on.
+    bullets: VecDeque<(Entity, usize)>,
+    /// The frames stepped so far.
+    frame: usize,
+    /// How many colliders the workload was asked for.
+    n: usize,
 }
 
-/// Spawns the i-th collider of the workload, laid out by `layout` (in table i mod its tables); it moves
-/// if `moving`.
+/// Spawns the i-th collider of W1 and the workloads built on it, laid out by `layout` (in table i mod
+/// its tables); it moves if `moving`.
 fn spawn_one(
     commands: &mut Commands,
     layout: SpawnLayout,
@@ -205,6 +235,11 @@ fn spawn_one(
     moving: bool,
 ) -> Entity {
     let spawn = Spawn::generate_in(layout.kinds, rng, i, side, moving);
+    spawn_as(commands, layout, spawn, i)
+}
+
+/// Spawns `spawn` as the i-th collider, laid out by `layout`.
+fn spawn_as(commands: &mut Commands, layout: SpawnLayout, spawn: Spawn, i: usize) -> Entity {
     let collider = Collider::from_shape(spawn.shape);
     let mut entity = commands.spawn((
         Transform::from_translation(spawn.position.extend(0.0))
@@ -239,8 +274,21 @@ fn setup(mut commands: Commands, mut bench: ResMut<Bench>, count: Res<ColliderCo
         rng,
         layout,
         movers,
+        centres,
         ..
     } = &mut *bench;
+    if let Workload::Game(game) = *workload {
+        let n = count.0;
+        *centres = GameWorkload::cluster_centres(rng, *side);
+        for i in 0..game.spawned(n) {
+            let spawn = game.spawn(rng, i, n, *side, centres);
+            let entity = spawn_as(&mut commands, *layout, spawn, i);
+            if spawn.velocity.is_some() {
+                movers.push(entity);
+            }
+        }
+        return;
+    }
     for i in 0..count.0 {
         let moving = !matches!(workload, Workload::Resting | Workload::StaticHeavy);
         let entity = spawn_one(&mut commands, *layout, rng, *side, i, moving);
@@ -258,6 +306,69 @@ fn setup(mut commands: Commands, mut bench: ResMut<Bench>, count: Res<ColliderCo
 #[derive(Resource)]
 struct ColliderCount(usize);
 
+/// How many rays and how many points `--queries` asks about each frame.
+const QUERIES: usize = 1_000;
+
+/// How far the rays of `--queries` reach.
+const RAY_LENGTH: f32 = 20.0;
+
+/// The rays and points of `--queries`, the same every frame, and what asking about them took.
+#[derive(Resource, Default)]
+struct Queries {
+    rays: Vec<Ray2d>,
+    points: Vec<Vec2>,
+    ray_times: Vec<Duration>,
+    point_times: Vec<Duration>,
+    ray_hits: usize,
+    points_found: usize,
+}
+
+impl Queries {
+    /// [`QUERIES`] rays from uniform points of the world of side `side` in uniform directions, and as
+    /// many uniform points, from a seed of their own.
+    fn new(side: f32) -> Self {
+        let mut rng = SeededRng::new(0x0e11_5eed);
+        let half = side * 0.5;
+        let rays = (0..QUERIES)
+            .map(|_| {
+                let origin = rng.point(half);
+                Ray2d::new(
+                    origin,
+                    Dir2::from_xy(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).unwrap_or(Dir2::X),
+                )
+            })
+            .collect();
+        let points = (0..QUERIES).map(|_| rng.point(half)).collect();
+        Self {
+            rays,
+            points,
+            ..default()
+        }
+    }
+}
+
+/// Casts every ray of [`Queries`] and asks about every point, timing each kind apart.
+fn run_queries(query: SpatialQuery, mut queries: ResMut<Queries>) {
+    let queries = &mut *queries;
+    let start = Instant::now();
+    let hits = (queries.rays.iter())
+        .filter(|ray| {
+            query
+                .cast_ray(**ray, RAY_LENGTH, CollisionLayers::ALL)
+                .is_some()
+        })
+        .count();
+    let rays = start.elapsed();
+    let start = Instant::now();
+    let found: usize = (queries.points.iter())
+        .map(|&point| query.point_intersections(point, CollisionLayers::ALL).len())
+        .sum();
+    queries.point_times.push(start.elapsed());
+    queries.ray_times.push(rays);
+    queries.ray_hits += hits;
+    queries.points_found += found;
+}
+
 fn step(
     mut commands: Commands,
     mut bench: ResMut<Bench>,
@@ -271,7 +382,12 @@ fn step(
         churn,
         movers: list,
         speed,
+        bullets,
+        frame,
+        n,
+        ..
     } = &mut *bench;
+    *frame += 1;
     let (side, half) = (*side, *side * 0.5);
     match workload {
         Workload::Resting => {}
@@ -287,6 +403,18 @@ fn step(
                     wrapped_step(position, velocity.0 * *speed, FRAME_TIME, side).extend(0.0);
                 transform.rotate_z(0.01 * *speed);
             }
+        }
+    }
+    if *workload == Workload::Game(GameWorkload::Bullets) {
+        while let Some(&(bullet, fired)) = bullets.front()
+            && *frame - fired >= BULLET_FRAMES
+        {
+            commands.entity(bullet).despawn();
+            bullets.pop_front();
+        }
+        for i in 0..(*n / 120).max(1) {
+            let bullet = spawn_as(&mut commands, *layout, GameWorkload::bullet(rng, side), i);
+            bullets.push_back((bullet, *frame));
         }
     }
     if *workload == Workload::Churn || churn.is_some() {
@@ -339,6 +467,9 @@ struct RunOptions {
     /// The time from one update's start to the next's, as in a game that runs at a fixed frame rate
     /// (`--fps`); `None` runs the updates back to back.
     frame_interval: Option<Duration>,
+    /// Whether each frame casts [`QUERIES`] rays and asks about as many points after the pipeline
+    /// (`--queries`).
+    queries: bool,
 }
 
 /// What the broad phase did on an update, as `--per-frame` tells the updates apart: built its grid,
@@ -395,6 +526,10 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         churn: options.churn,
         movers: Vec::new(),
         speed: 1.0,
+        centres: Vec::new(),
+        bullets: VecDeque::new(),
+        frame: 0,
+        n,
     })
     .init_resource::<PipelineSpan>()
     .add_systems(Startup, setup)
@@ -408,6 +543,13 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
             after_pipeline.after_ignore_deferred(CollisionSystems::Events),
         ),
     );
+    if options.queries {
+        app.insert_resource(Queries::new(workload.side(n)))
+            .add_systems(
+                PostUpdate,
+                run_queries.after_ignore_deferred(CollisionSystems::Events),
+            );
+    }
     app.finish();
     app.cleanup();
     let mut report = Report {
@@ -438,6 +580,14 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         pacer.wait_for_next_frame();
         if frame == WARMUP_FRAMES {
             app.world_mut().resource_mut::<Bench>().speed = 1.0 / options.slow_down as f32;
+            if let Some(mut queries) = app.world_mut().get_resource_mut::<Queries>() {
+                let Queries { rays, points, .. } = core::mem::take(&mut *queries);
+                *queries = Queries {
+                    rays,
+                    points,
+                    ..default()
+                };
+            }
         }
         let allocations = ALLOCATIONS.load(Ordering::Relaxed);
         let start = Instant::now();
@@ -482,6 +632,20 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         } else {
             report.pipeline_when_kept.push(t.total());
         }
+    }
+    if let Some(mut queries) = app.world_mut().remove_resource::<Queries>() {
+        let (rays, _) = median_p99(&mut queries.ray_times);
+        let (points, _) = median_p99(&mut queries.point_times);
+        println!(
+            "queries: {QUERIES} rays of length {RAY_LENGTH} take {:.3} ms ({:.2} µs a ray, {:.0} hits a \
+             frame); {QUERIES} points {:.3} ms ({:.2} µs a point, {:.0} colliders found a frame)",
+            rays,
+            rays * 1e3 / QUERIES as f64,
+            queries.ray_hits as f64 / frames as f64,
+            points,
+            points * 1e3 / QUERIES as f64,
+            queries.points_found as f64 / frames as f64,
+        );
     }
     report
 }
@@ -651,10 +815,25 @@ fn main() {
             (Workload::Churn, 10_000),
             (Workload::Resting, 10_000),
         ]
+    } else if args.iter().any(|a| a == "--games") {
+        let games = [
+            Workload::UniformMoving,
+            Workload::Game(GameWorkload::Level),
+            Workload::Game(GameWorkload::Clustered),
+            Workload::Game(GameWorkload::Bullets),
+            Workload::Game(GameWorkload::Sizes),
+        ];
+        [10_000, 100_000]
+            .into_iter()
+            .flat_map(|n| games.map(|workload| (workload, n)))
+            .collect()
     } else {
         let workload = value("--workload").map_or(Workload::UniformMoving, |name| {
             Workload::parse(name).unwrap_or_else(|| {
-                eprintln!("collision_bench: --workload {name}: one of w1, w2, w3, w5, w6 and w7");
+                eprintln!(
+                    "collision_bench: --workload {name}: one of w1, w2, w3, w5, w6, w7, level, \
+                     clustered, bullets and sizes"
+                );
                 std::process::exit(2);
             })
         });
@@ -701,6 +880,7 @@ fn main() {
         churn,
         per_frame: args.iter().any(|arg| arg == "--per-frame"),
         frame_interval,
+        queries: args.iter().any(|arg| arg == "--queries"),
     };
     let mut runs: Vec<Vec<Summary>> = plan.iter().map(|_| Vec::new()).collect();
     // Round by round, every workload once a round: a slow stretch of the machine, which here lasts

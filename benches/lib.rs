@@ -31,6 +31,12 @@ impl SeededRng {
         low + (high - low) * self.unit()
     }
 
+    /// Two independent standard normal values (Box and Muller).
+    pub fn gaussian_pair(&mut self) -> Vec2 {
+        let radius = (-2.0 * (1.0 - self.unit()).ln()).sqrt();
+        Vec2::from_angle(self.range(-PI, PI)) * radius
+    }
+
     /// A uniform point in the square of half side `half`.
     pub fn point(&mut self, half: f32) -> Vec2 {
         Vec2::new(self.range(-half, half), self.range(-half, half))
@@ -240,6 +246,131 @@ impl Spawn {
             position,
             rotation,
             velocity,
+        }
+    }
+}
+
+/// The game workloads the broad phase is chosen on, beside W1: each spawns its colliders with
+/// [`GameWorkload::spawn`]. Bullets also fire [`GameWorkload::bullet`]s every frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GameWorkload {
+    /// 97% of W1, plus 3% still walls 10 to 60 long and 1 to 3 thick, a third of them rotated.
+    Level,
+    /// W1's shapes in 16 Gaussian clusters of deviation √(N/16π), in a world of side 16√N.
+    Clustered,
+    /// N/2 W1 targets at up to 0.7 units a second per axis; N/120 bullets fired a frame.
+    Bullets,
+    /// W1 with both sides log-uniform from 0.25 to 40, in a world of side 8√N.
+    Sizes,
+}
+
+/// How many clusters [`GameWorkload::Clustered`] spreads its colliders over.
+pub const CLUSTERS: usize = 16;
+
+/// How many frames a bullet of [`GameWorkload::Bullets`] lives.
+pub const BULLET_FRAMES: usize = 60;
+
+impl GameWorkload {
+    /// The side of the square world of `n` colliders.
+    pub fn side(self, n: usize) -> f32 {
+        let root = (n as f32).sqrt();
+        match self {
+            Self::Level | Self::Bullets => 4.0 * root,
+            Self::Clustered => 16.0 * root,
+            Self::Sizes => 8.0 * root,
+        }
+    }
+
+    /// How many colliders to spawn at the start for `n`: the targets alone for bullets.
+    pub fn spawned(self, n: usize) -> usize {
+        match self {
+            Self::Bullets => n / 2,
+            _ => n,
+        }
+    }
+
+    /// The centres of the clusters of [`GameWorkload::Clustered`] in a world of side `side`, kept a
+    /// cluster's three deviations from the edges.
+    pub fn cluster_centres(rng: &mut SeededRng, side: f32) -> Vec<Vec2> {
+        (0..CLUSTERS).map(|_| rng.point(side * 0.35)).collect()
+    }
+
+    /// The i-th of the `n` colliders of the workload in a world of side `side` (`centres` from
+    /// [`Self::cluster_centres`] for the clustered one).
+    ///
+    /// ```
+    /// use bevy_rect_collision_benches::{GameWorkload, SeededRng};
+    ///
+    /// let mut rng = SeededRng::new(1);
+    /// let n = 1_000;
+    /// let side = GameWorkload::Level.side(n);
+    /// let walls = (0..n)
+    ///     .map(|i| GameWorkload::Level.spawn(&mut rng, i, n, side, &[]))
+    ///     .filter(|spawn| spawn.velocity.is_none())
+    ///     .count();
+    /// assert_eq!(walls, 30, "3% of the level is still walls");
+    /// ```
+    pub fn spawn(
+        self,
+        rng: &mut SeededRng,
+        i: usize,
+        n: usize,
+        side: f32,
+        centres: &[Vec2],
+    ) -> Spawn {
+        match self {
+            Self::Level if i % 100 < 3 => {
+                let half_size = Vec2::new(rng.range(10.0, 60.0), rng.range(1.0, 3.0)) * 0.5;
+                let rotated = rng.unit() < 1.0 / 3.0;
+                Spawn {
+                    shape: if rotated {
+                        ColliderShape::RotatedRect { half_size }
+                    } else {
+                        ColliderShape::Rect { half_size }
+                    },
+                    position: rng.point(side * 0.5),
+                    rotation: if rotated { rng.range(-3.1, 3.1) } else { 0.0 },
+                    velocity: None,
+                }
+            }
+            Self::Level => Spawn::generate(rng, i, side, true),
+            Self::Clustered => {
+                let mut spawn = Spawn::generate(rng, i, side, true);
+                let deviation = (n as f32 / (CLUSTERS as f32 * PI)).sqrt();
+                let centre = centres[i % centres.len()];
+                spawn.position = centre + rng.gaussian_pair() * deviation;
+                spawn
+            }
+            Self::Bullets => {
+                let mut spawn = Spawn::generate(rng, i, side, true);
+                spawn.velocity = spawn.velocity.map(|v| v * (0.7 / 3.0));
+                spawn
+            }
+            Self::Sizes => {
+                let mut spawn = Spawn::generate(rng, i, side, true);
+                let mut log_uniform = || (rng.range(0.25f32.ln(), 40f32.ln())).exp();
+                let half_size = Vec2::new(log_uniform(), log_uniform()) * 0.5;
+                spawn.shape = match spawn.shape {
+                    ColliderShape::Rect { .. } => ColliderShape::Rect { half_size },
+                    ColliderShape::RotatedRect { .. } => ColliderShape::RotatedRect { half_size },
+                    ColliderShape::Circle { .. } => ColliderShape::Circle {
+                        radius: half_size.x,
+                    },
+                };
+                spawn
+            }
+        }
+    }
+
+    /// A bullet of [`GameWorkload::Bullets`]: a circle of radius 0.2 fired from anywhere in the world
+    /// of side `side`, in any direction, at 40 units a second.
+    pub fn bullet(rng: &mut SeededRng, side: f32) -> Spawn {
+        let angle = rng.range(-PI, PI);
+        Spawn {
+            shape: ColliderShape::Circle { radius: 0.2 },
+            position: rng.point(side * 0.5),
+            rotation: 0.0,
+            velocity: Some(Vec2::from_angle(angle) * 40.0),
         }
     }
 }
