@@ -2,6 +2,7 @@
 
 use core::time::Duration;
 
+use bevy::diagnostic::{Diagnostic, DiagnosticPath, Diagnostics, RegisterDiagnostic};
 use bevy::platform::time::Instant;
 use bevy::prelude::*;
 
@@ -71,6 +72,61 @@ pub struct CollisionDiagnostics {
     pub compared_pairs: usize,
     /// Time per stage.
     pub timings: StageTimings,
+}
+
+impl CollisionDiagnostics {
+    /// [`StageTimings::prepare`] in milliseconds, in Bevy's `DiagnosticsStore`.
+    pub const PREPARE: DiagnosticPath = DiagnosticPath::const_new("collision/prepare");
+    /// [`StageTimings::broad_phase`] in milliseconds.
+    pub const BROAD_PHASE: DiagnosticPath = DiagnosticPath::const_new("collision/broad_phase");
+    /// [`StageTimings::narrow_phase`] in milliseconds.
+    pub const NARROW_PHASE: DiagnosticPath = DiagnosticPath::const_new("collision/narrow_phase");
+    /// [`StageTimings::events`] in milliseconds.
+    pub const EVENTS: DiagnosticPath = DiagnosticPath::const_new("collision/events");
+    /// [`StageTimings::total`] in milliseconds.
+    pub const TOTAL: DiagnosticPath = DiagnosticPath::const_new("collision/total");
+    /// [`Self::colliders`].
+    pub const COLLIDERS: DiagnosticPath = DiagnosticPath::const_new("collision/colliders");
+    /// [`Self::touching_pairs`].
+    pub const TOUCHING_PAIRS: DiagnosticPath =
+        DiagnosticPath::const_new("collision/touching_pairs");
+    /// [`Self::started`].
+    pub const STARTED: DiagnosticPath = DiagnosticPath::const_new("collision/started");
+    /// [`Self::ended`].
+    pub const ENDED: DiagnosticPath = DiagnosticPath::const_new("collision/ended");
+
+    /// The stage timings, in milliseconds, and the counts, each with its path in Bevy's
+    /// `DiagnosticsStore` and its unit's suffix.
+    fn measurements(&self) -> [(DiagnosticPath, f64, &'static str); 9] {
+        let ms = |duration: Duration| duration.as_secs_f64() * 1e3;
+        let t = &self.timings;
+        [
+            (Self::PREPARE, ms(t.prepare), "ms"),
+            (Self::BROAD_PHASE, ms(t.broad_phase), "ms"),
+            (Self::NARROW_PHASE, ms(t.narrow_phase), "ms"),
+            (Self::EVENTS, ms(t.events), "ms"),
+            (Self::TOTAL, ms(t.total()), "ms"),
+            (Self::COLLIDERS, self.colliders as f64, ""),
+            (Self::TOUCHING_PAIRS, self.touching_pairs as f64, ""),
+            (Self::STARTED, self.started as f64, ""),
+            (Self::ENDED, self.ended as f64, ""),
+        ]
+    }
+
+    /// Publishes the last update's timings and counts to Bevy's `DiagnosticsStore`, where the
+    /// diagnostics tools (`LogDiagnosticsPlugin`, overlays) find them.
+    pub(crate) fn publish(&self, store: &mut Diagnostics) {
+        for (path, value, _) in self.measurements() {
+            store.add_measurement(&path, || value);
+        }
+    }
+
+    /// Registers every path with `app`.
+    pub(crate) fn register(app: &mut App) {
+        for (path, _, suffix) in Self::default().measurements() {
+            app.register_diagnostic(Diagnostic::new(path).with_suffix(suffix));
+        }
+    }
 }
 
 /// Measures one stage.

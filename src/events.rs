@@ -146,12 +146,14 @@ impl CollidingEntities {
 /// Sends [`CollisionStarted`] and [`CollisionEnded`] for the pairs that changed since the last update,
 /// as messages (once per pair) and entity events (on both entities), and keeps [`CollidingEntities`] in
 /// step. Ends come before starts, each sorted by pair. Last of the pipeline, it hands the broad phase's
-/// build in the background over to its thread where that waits for the pipeline's end.
+/// build in the background over to its thread where that waits for the pipeline's end, and publishes
+/// the update's [`CollisionDiagnostics`](crate::CollisionDiagnostics) to Bevy's `DiagnosticsStore`.
 pub(crate) fn report_collision_changes(
     mut reported: ContactsToReport,
     mut colliding: CollidingSets,
     mut dispatch: CollisionDispatch,
     mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
+    mut store: bevy::diagnostic::Diagnostics,
     mut buffers: Local<(Vec<CollisionStarted>, Vec<CollisionEnded>, SetChanges)>,
     mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
 ) {
@@ -194,6 +196,7 @@ pub(crate) fn report_collision_changes(
     // The pipeline ends here: a build in the background kept until its end starts now.
     broad_phase.end_pipeline();
     diagnostics.timings.events = timer.elapsed();
+    diagnostics.publish(&mut store);
 }
 
 /// The narrow phase's contacts, which the events stage reports, and the entities with a `Collider`,

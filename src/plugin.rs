@@ -68,6 +68,7 @@ impl Plugin for RectCollisionPlugin {
             .add_observer(restore_default_layers);
         let event_keys = CollisionEventKeys::register(app.world_mut());
         app.insert_resource(event_keys);
+        CollisionDiagnostics::register(app);
 
         app.configure_sets(
             self.schedule,

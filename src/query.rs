@@ -2,10 +2,13 @@
 
 use bevy::ecs::system::SystemParam;
 use bevy::math::Ray2d;
+use bevy::math::bounding::Aabb2d;
 use bevy::prelude::*;
 
 use crate::collider::{ActiveColliders, Collider};
-use crate::geometry::{Pose2d, RayHit, WorldShape, ray_cast};
+use crate::geometry::{
+    Pose2d, RayHit, WorldRect, WorldShape, intersection_test_rect_rect, ray_cast,
+};
 use crate::layers::CollisionLayers;
 use crate::plugin::CollisionSettings;
 
@@ -62,6 +65,22 @@ impl SpatialQuery<'_, '_> {
     pub fn point_intersections(&self, point: Vec2, layers: CollisionLayers) -> Vec<Entity> {
         let mode = self.settings.overlap_mode;
         self.sorted_matches(layers, |shape| shape.contains_point(point, mode))
+    }
+
+    /// The colliders whose axis-aligned bounding box overlaps `aabb` (boundary included under the
+    /// default overlap mode), sorted: a coarse search, for a region of the screen or the candidates of
+    /// a test of the game's own.
+    pub fn aabb_intersections(&self, aabb: Aabb2d, layers: CollisionLayers) -> Vec<Entity> {
+        let mode = self.settings.overlap_mode;
+        let region = WorldRect::from_min_max(aabb.min, aabb.max);
+        self.sorted_matches(layers, |shape| {
+            let bounds = shape.aabb();
+            intersection_test_rect_rect(
+                &region,
+                &WorldRect::from_min_max(bounds.min, bounds.max),
+                mode,
+            )
+        })
     }
 
     /// The colliders overlapping `collider` placed at `pose`, sorted; empty if the collider or pose is

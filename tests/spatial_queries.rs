@@ -1,0 +1,274 @@
+//! `SpatialQuery` against brute force over the geometry functions, on a random world that moves,
+//! loses and gains colliders and changes layers between the checks: points, boxes, shapes and rays.
+//! Also the pipeline's figures in Bevy's `DiagnosticsStore`.
+
+mod common;
+
+use bevy::diagnostic::{DiagnosticPath, DiagnosticsStore};
+use bevy::ecs::system::RunSystemOnce;
+use bevy::math::Ray2d;
+use bevy::math::bounding::{Aabb2d, IntersectsVolume};
+use bevy::prelude::*;
+use bevy_rect_collision::geometry::{Pose2d, RayHit, WorldShape, ray_cast};
+use bevy_rect_collision::prelude::*;
+use common::*;
+
+/// Every collider a query can find: enabled, valid, with its world shape and layers.
+fn shapes(app: &mut App) -> Vec<(Entity, WorldShape, CollisionLayers)> {
+    let mut query = app.world_mut().query_filtered::<(
+        Entity,
+        &ColliderWorldShape,
+        &CollisionLayers,
+    ), (With<Collider>, Without<ColliderDisabled>)>();
+    let mut shapes: Vec<_> = query
+        .iter(app.world())
+        .filter_map(|(entity, shape, layers)| shape.0.map(|shape| (entity, shape, *layers)))
+        .collect();
+    shapes.sort_by_key(|&(entity, _, _)| entity);
+    shapes
+}
+
+/// The entities of `shapes` on layers that meet `layers` and pass `hit`, sorted.
+fn brute_force(
+    shapes: &[(Entity, WorldShape, CollisionLayers)],
+    layers: CollisionLayers,
+    hit: impl Fn(&WorldShape) -> bool,
+) -> Vec<Entity> {
+    shapes
+        .iter()
+        .filter(|(_, shape, other)| layers.interacts_with(other) && hit(shape))
+        .map(|&(entity, _, _)| entity)
+        .collect()
+}
+
+/// The nearest hit of `ray` within `reach` among `shapes` on matching layers, the lower entity on a
+/// tie.
+fn brute_force_ray(
+    shapes: &[(Entity, WorldShape, CollisionLayers)],
+    ray: Ray2d,
+    reach: f32,
+    layers: CollisionLayers,
+) -> Option<(Entity, RayHit)> {
+    let mut best: Option<(Entity, RayHit)> = None;
+    for &(entity, shape, other) in shapes {
+        if !layers.interacts_with(&other) {
+            continue;
+        }
+        if let Some(hit) = ray_cast(&shape, ray, reach)
+            && best.is_none_or(|(_, best)| hit.distance < best.distance)
+        {
+            best = Some((entity, hit));
+        }
+    }
+    best
+}
+
+/// What each query answered, for one set of random arguments.
+#[derive(Debug, PartialEq)]
+struct Answers {
+    points: Vec<Vec<Entity>>,
+    boxes: Vec<Vec<Entity>>,
+    shapes: Vec<Vec<Entity>>,
+    rays: Vec<Option<(Entity, RayHit)>>,
+}
+
+/// The random arguments of one round of queries.
+struct Arguments {
+    points: Vec<(Vec2, CollisionLayers)>,
+    boxes: Vec<(Aabb2d, CollisionLayers)>,
+    shapes: Vec<(Collider, Pose2d, CollisionLayers)>,
+    rays: Vec<(Ray2d, f32, CollisionLayers)>,
+}
+
+fn arguments(rng: &mut Rng) -> Arguments {
+    let layers = |rng: &mut Rng| match rng.below(3) {
+        0 => CollisionLayers::ALL,
+        _ => CollisionLayers::new(1 + rng.below(3) as u32, 1 + rng.below(3) as u32),
+    };
+    let point = |rng: &mut Rng| Vec2::new(rng.range(-22.0, 22.0), rng.range(-22.0, 22.0));
+    Arguments {
+        points: (0..40).map(|_| (point(rng), layers(rng))).collect(),
+        boxes: (0..40)
+            .map(|_| {
+                let half = Vec2::new(rng.range(0.0, 4.0), rng.range(0.0, 4.0));
+                (Aabb2d::new(point(rng), half), layers(rng))
+            })
+            .collect(),
+        shapes: (0..40)
+            .map(|_| {
+                let collider = match rng.below(3) {
+                    0 => Collider::rect(rng.range(0.5, 5.0), rng.range(0.5, 5.0)),
+                    1 => Collider::rotated_rect(rng.range(0.5, 5.0), rng.range(0.5, 5.0)),
+                    _ => Collider::circle(rng.range(0.25, 2.5)),
+                };
+                let pose = Pose2d::new(point(rng), Rot2::radians(rng.range(-3.2, 3.2)), Vec2::ONE);
+                (collider, pose, layers(rng))
+            })
+            .collect(),
+        rays: (0..40)
+            .map(|_| {
+                let direction =
+                    Dir2::from_xy(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).unwrap_or(Dir2::X);
+                let reach = rng.range(1.0, 30.0);
+                (Ray2d::new(point(rng), direction), reach, layers(rng))
+            })
+            .collect(),
+    }
+}
+
+/// Asks `SpatialQuery` every question of `arguments`.
+fn ask(app: &mut App, arguments: &Arguments) -> Answers {
+    let Arguments {
+        points,
+        boxes,
+        shapes,
+        rays,
+    } = arguments;
+    let (points, boxes, shapes, rays) =
+        (points.clone(), boxes.clone(), shapes.clone(), rays.clone());
+    app.world_mut()
+        .run_system_once(move |query: SpatialQuery| Answers {
+            points: (points.iter())
+                .map(|&(point, layers)| query.point_intersections(point, layers))
+                .collect(),
+            boxes: (boxes.iter())
+                .map(|&(aabb, layers)| query.aabb_intersections(aabb, layers))
+                .collect(),
+            shapes: (shapes.iter())
+                .map(|(collider, pose, layers)| query.shape_intersections(collider, pose, *layers))
+                .collect(),
+            rays: (rays.iter())
+                .map(|&(ray, reach, layers)| query.cast_ray(ray, reach, layers))
+                .collect(),
+        })
+        .expect("the query system runs")
+}
+
+/// The answers brute force gives to `arguments` over `shapes`.
+fn expected(shapes: &[(Entity, WorldShape, CollisionLayers)], arguments: &Arguments) -> Answers {
+    let mode = OverlapMode::Closed;
+    Answers {
+        points: (arguments.points.iter())
+            .map(|&(point, layers)| {
+                brute_force(shapes, layers, |shape| shape.contains_point(point, mode))
+            })
+            .collect(),
+        boxes: (arguments.boxes.iter())
+            .map(|&(aabb, layers)| {
+                brute_force(shapes, layers, |shape| shape.aabb().intersects(&aabb))
+            })
+            .collect(),
+        shapes: (arguments.shapes.iter())
+            .map(|(collider, pose, layers)| {
+                let query = collider.world_shape(pose).expect("a valid shape");
+                brute_force(shapes, *layers, |shape| query.intersects(shape, mode))
+            })
+            .collect(),
+        rays: (arguments.rays.iter())
+            .map(|&(ray, reach, layers)| brute_force_ray(shapes, ray, reach, layers))
+            .collect(),
+    }
+}
+
+#[test]
+fn every_query_matches_brute_force_while_the_world_changes() {
+    let mut app = app();
+    app.add_systems(Update, move_movers);
+    let mut rng = Rng(0x5a7a_11e5_0b5e_55ed);
+    let mut live = spawn_movers(&mut app, Rng(0x9e0e_5eed_0000_0001), 300, 40.0, 0.5..4.0);
+    let mut checked = 0;
+    for round in 0..30 {
+        // Moves, despawns, spawns and layer changes between the rounds.
+        for _ in 0..5 {
+            app.update();
+        }
+        for _ in 0..10 {
+            let k = rng.below(live.len());
+            match rng.below(3) {
+                0 => {
+                    app.world_mut().despawn(live.swap_remove(k));
+                }
+                1 => {
+                    let layers =
+                        CollisionLayers::new(1 + rng.below(3) as u32, 1 + rng.below(3) as u32);
+                    app.world_mut().entity_mut(live[k]).insert(layers);
+                }
+                _ => {
+                    let spawned = spawn_movers(&mut app, Rng(rng.next() | 1), 1, 40.0, 0.5..4.0);
+                    live.extend(spawned);
+                }
+            }
+        }
+        app.update();
+        let shapes = shapes(&mut app);
+        let arguments = arguments(&mut rng);
+        let answers = ask(&mut app, &arguments);
+        let expected = expected(&shapes, &arguments);
+        assert_eq!(
+            answers, expected,
+            "round {round}: the queries against brute force"
+        );
+        checked += expected.points.iter().map(Vec::len).sum::<usize>()
+            + expected.boxes.iter().map(Vec::len).sum::<usize>()
+            + expected.rays.iter().flatten().count();
+    }
+    assert!(
+        checked > 1_000,
+        "the queries found something to check: {checked}"
+    );
+}
+
+fn move_movers(mut movers: Query<(&mut Transform, &Velocity)>) {
+    for (mut transform, velocity) in &mut movers {
+        transform.translation += velocity.0.extend(0.0) * 5.0;
+        transform.rotate_z(0.05);
+    }
+}
+
+#[test]
+fn the_pipeline_publishes_its_figures_to_the_diagnostics_store() {
+    let mut app = app();
+    app.world_mut().spawn((at(0.0, 0.0), Collider::circle(1.0)));
+    app.world_mut()
+        .spawn((at(1.5, 0.0), Collider::rect(1.0, 1.0)));
+    app.world_mut()
+        .spawn((at(10.0, 0.0), Collider::circle(1.0)));
+    app.update();
+    let store = app.world().resource::<DiagnosticsStore>();
+    let value = |path: DiagnosticPath| {
+        store
+            .get(&path)
+            .and_then(|diagnostic| diagnostic.value())
+            .unwrap_or_else(|| panic!("a measurement of {path:?}"))
+    };
+    assert_eq!(
+        value(CollisionDiagnostics::COLLIDERS),
+        3.0,
+        "three colliders"
+    );
+    assert_eq!(
+        value(CollisionDiagnostics::TOUCHING_PAIRS),
+        1.0,
+        "one pair touches"
+    );
+    assert_eq!(value(CollisionDiagnostics::STARTED), 1.0, "and started");
+    let total = app
+        .world()
+        .resource::<CollisionDiagnostics>()
+        .timings
+        .total();
+    assert_eq!(
+        value(CollisionDiagnostics::TOTAL),
+        total.as_secs_f64() * 1e3,
+        "the stages' time, in milliseconds"
+    );
+    app.update();
+    let store = app.world().resource::<DiagnosticsStore>();
+    assert_eq!(
+        store
+            .get(&CollisionDiagnostics::STARTED)
+            .map(|diagnostic| diagnostic.history_len()),
+        Some(2),
+        "a measurement each update"
+    );
+}
