@@ -24,6 +24,14 @@ mod background;
 mod build_thread;
 mod cell_sort;
 mod drift;
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "tested on its own; the broad phase's large proxies and the spatial queries move onto it"
+    )
+)]
+mod dynamic_tree;
 mod gather;
 mod grid;
 mod moved;
