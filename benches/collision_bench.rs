@@ -57,9 +57,9 @@ use bevy::math::Ray2d;
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
-    BULLET_FRAMES, FramePacer, GameWorkload, KindOrder, P99_BOUND, SeededRng, Spawn,
-    compute_threads_flag, count_or_exit, flag_value, frame_interval_flag, mean_ms, median_of,
-    median_p99, share_past_bound, task_pool_plugin, wrapped_step,
+    BULLET_FRAMES, FramePacer, GameWorkload, KindOrder, P99_BOUND, QUERIES, RAY_LENGTH, SeededRng,
+    Spawn, compute_threads_flag, count_or_exit, flag_value, frame_interval_flag, mean_ms,
+    median_of, median_p99, query_rays_and_points, share_past_bound, task_pool_plugin, wrapped_step,
 };
 
 /// Counts allocations, to report how many a frame makes.
@@ -306,12 +306,6 @@ fn setup(mut commands: Commands, mut bench: ResMut<Bench>, count: Res<ColliderCo
 #[derive(Resource)]
 struct ColliderCount(usize);
 
-/// How many rays and how many points `--queries` asks about each frame.
-const QUERIES: usize = 1_000;
-
-/// How far the rays of `--queries` reach.
-const RAY_LENGTH: f32 = 20.0;
-
 /// The rays and points of `--queries`, the same every frame, and what asking about them took.
 #[derive(Resource, Default)]
 struct Queries {
@@ -324,21 +318,8 @@ struct Queries {
 }
 
 impl Queries {
-    /// [`QUERIES`] rays from uniform points of the world of side `side` in uniform directions, and as
-    /// many uniform points, from a seed of their own.
     fn new(side: f32) -> Self {
-        let mut rng = SeededRng::new(0x0e11_5eed);
-        let half = side * 0.5;
-        let rays = (0..QUERIES)
-            .map(|_| {
-                let origin = rng.point(half);
-                Ray2d::new(
-                    origin,
-                    Dir2::from_xy(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).unwrap_or(Dir2::X),
-                )
-            })
-            .collect();
-        let points = (0..QUERIES).map(|_| rng.point(half)).collect();
+        let (rays, points) = query_rays_and_points(side);
         Self {
             rays,
             points,

@@ -4,7 +4,7 @@
 use std::f32::consts::PI;
 use std::time::{Duration, Instant};
 
-use bevy::math::{Rot2, Vec2};
+use bevy::math::{Dir2, Ray2d, Rot2, Vec2};
 use bevy_rect_collision::collider::ColliderShape;
 use bevy_rect_collision::geometry::{WorldCircle, WorldRect, WorldRotatedRect};
 
@@ -373,6 +373,38 @@ impl GameWorkload {
             velocity: Some(Vec2::from_angle(angle) * 40.0),
         }
     }
+}
+
+/// How many rays and how many points `--queries` asks about each frame, in both runners.
+pub const QUERIES: usize = 1_000;
+
+/// How far the rays of `--queries` reach.
+pub const RAY_LENGTH: f32 = 20.0;
+
+/// The rays and points of `--queries` in a world of side `side`: [`QUERIES`] rays from uniform points
+/// in uniform directions and as many uniform points, from a seed of their own, so that every runner
+/// and every engine asks the same.
+///
+/// ```
+/// use bevy_rect_collision_benches::{QUERIES, query_rays_and_points};
+///
+/// let (rays, points) = query_rays_and_points(100.0);
+/// assert_eq!((rays.len(), points.len()), (QUERIES, QUERIES));
+/// assert!(points.iter().all(|p| p.abs().max_element() <= 50.0), "within the world");
+/// assert_eq!(query_rays_and_points(100.0).1, points, "the same every time");
+/// ```
+pub fn query_rays_and_points(side: f32) -> (Vec<Ray2d>, Vec<Vec2>) {
+    let mut rng = SeededRng::new(0x0e11_5eed);
+    let half = side * 0.5;
+    let rays = (0..QUERIES)
+        .map(|_| {
+            let origin = rng.point(half);
+            let direction = Dir2::from_xy(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0));
+            Ray2d::new(origin, direction.unwrap_or(Dir2::X))
+        })
+        .collect();
+    let points = (0..QUERIES).map(|_| rng.point(half)).collect();
+    (rays, points)
 }
 
 /// Where a collider moving at `velocity` is after `dt` from `position`, wrapped into the square of side

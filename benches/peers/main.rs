@@ -44,8 +44,9 @@ use std::collections::VecDeque;
 
 use bevy::math::Ray2d;
 use bevy_rect_collision_benches::{
-    BULLET_FRAMES, GameWorkload, KindOrder, SeededRng, Spawn, compute_threads_flag, count_or_exit,
-    flag_value, median_p99, task_pool_plugin, wrapped_step,
+    BULLET_FRAMES, GameWorkload, KindOrder, QUERIES, RAY_LENGTH, SeededRng, Spawn,
+    compute_threads_flag, count_or_exit, flag_value, median_p99, query_rays_and_points,
+    task_pool_plugin, wrapped_step,
 };
 
 const WARMUP_FRAMES: usize = 10;
@@ -255,10 +256,6 @@ fn fire_bullets(world: &mut World) {
     world.insert_resource(firing);
 }
 
-/// How many rays and how many points `--queries` asks about each frame, and how far the rays reach.
-const QUERIES: usize = 1_000;
-const RAY_LENGTH: f32 = 20.0;
-
 /// The rays and points of `--queries`, the same in every app and every frame, and what each frame's
 /// queries took and found.
 #[derive(Resource, Clone, Default)]
@@ -271,16 +268,7 @@ struct Queries {
 
 impl Queries {
     fn new(side: f32) -> Self {
-        let mut rng = SeededRng::new(0x0e11_5eed);
-        let half = side * 0.5;
-        let rays = (0..QUERIES)
-            .map(|_| {
-                let origin = rng.point(half);
-                let direction = Dir2::from_xy(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0));
-                Ray2d::new(origin, direction.unwrap_or(Dir2::X))
-            })
-            .collect();
-        let points = (0..QUERIES).map(|_| rng.point(half)).collect();
+        let (rays, points) = query_rays_and_points(side);
         Self {
             rays,
             points,
