@@ -292,7 +292,7 @@ impl Collider {
     /// another, out of the range that counts as unscaled (squared lengths within 1,024 units in the last
     /// place of 1, see [`pose_from_global_transform`]). It pays where half the transforms drifted at
     /// random and costs where none did (`cargo bench --bench prepare`), so the prepare stage picks it
-    /// per run of transforms. Public for that benchmark only.
+    /// table by table. Public only for that benchmark.
     ///
     /// ```
     /// use bevy::prelude::*;

@@ -72,7 +72,7 @@ struct Answers {
     rays: Vec<Option<(Entity, RayHit)>>,
 }
 
-/// The random arguments of one round of queries.
+/// The random arguments of one set of queries.
 struct Arguments {
     points: Vec<(Vec2, CollisionLayers)>,
     boxes: Vec<(Aabb2d, CollisionLayers)>,
@@ -177,8 +177,8 @@ fn every_query_matches_brute_force_while_the_world_changes() {
     let mut rng = Rng(0x5a7a_11e5_0b5e_55ed);
     let mut live = spawn_movers(&mut app, Rng(0x9e0e_5eed_0000_0001), 300, 40.0, 0.5..4.0);
     let mut checked = 0;
-    for round in 0..30 {
-        // Moves, despawns, spawns and layer changes between the rounds.
+    for set in 0..30 {
+        // Moves, despawns, spawns and layer changes between the sets of queries.
         for _ in 0..5 {
             app.update();
         }
@@ -206,7 +206,7 @@ fn every_query_matches_brute_force_while_the_world_changes() {
         let expected = expected(&shapes, &arguments);
         assert_eq!(
             answers, expected,
-            "round {round}: the queries against brute force"
+            "set {set}: the queries against brute force"
         );
         checked += expected.points.iter().map(Vec::len).sum::<usize>()
             + expected.boxes.iter().map(Vec::len).sum::<usize>()
