@@ -353,22 +353,18 @@ pub fn add_reactions(app: &mut App) {
     );
 }
 
-/// Fails, naming `context`, where an entity's [`ObservedSet`] differs from its `CollidingEntities`;
-/// returns how many sets it compared.
-pub fn assert_observed_sets_match(app: &mut App, context: &str) -> usize {
+/// Fails, naming `context`, where an entity's [`ObservedSet`] differs from its `CollidingEntities`.
+pub fn assert_observed_sets_match(app: &mut App, context: &str) {
     let mut query = app
         .world_mut()
         .query::<(Entity, &ObservedSet, Option<&CollidingEntities>)>();
-    let mut compared = 0;
     for (entity, observed, colliding) in query.iter(app.world()) {
         let colliding: EntityHashSet = colliding.map(|c| c.iter().collect()).unwrap_or_default();
         assert_eq!(
             observed.0, colliding,
             "{context}: what {entity}'s observers kept against its CollidingEntities"
         );
-        compared += 1;
     }
-    compared
 }
 
 /// Fails, naming `context`, when some entity's `CollidingEntities` holds another entity whose own set
