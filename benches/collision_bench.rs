@@ -421,18 +421,10 @@ struct Report {
     ended: usize,
     touching: usize,
     candidates: usize,
-    /// The pairs the events stage compared each frame (`CollisionDiagnostics::compared_pairs`).
-    compared: Vec<usize>,
-    /// The pipeline's time on frames on which the broad phase built its grid anew, and on the others.
-    pipeline_when_built: Vec<Duration>,
-    pipeline_when_kept: Vec<Duration>,
-    /// On how many frames the broad phase took in a grid built in the background.
-    built_in_background: usize,
-    /// On how many frames the broad phase gathered every collider out of Bevy's tables.
-    gathered: usize,
-    /// With `--per-frame`, each frame's kind of update ([`kind_of_update`]), pipeline time and broad
-    /// phase time.
-    by_kind: Vec<(&'static str, Duration, Duration)>,
+    /// The pairs the narrow phase tested each frame (`CollisionDiagnostics::tested_pairs`).
+    tested: Vec<usize>,
+    /// The proxies the broad phase queried each frame (`CollisionDiagnostics::moved_proxies`).
+    moved: Vec<usize>,
 }
 
 /// What the command line sets for every run besides the workload and its size.
@@ -453,35 +445,17 @@ struct RunOptions {
     queries: bool,
 }
 
-/// What the broad phase did on an update, as `--per-frame` tells the updates apart: built its grid,
-/// took in one built in the background, or kept the last; and whether it started a build in the
-/// background besides (`CollisionDiagnostics::build_started_in_background`).
-fn kind_of_update(diagnostics: &CollisionDiagnostics) -> &'static str {
-    match (
-        diagnostics.grid_built,
-        diagnostics.grid_built_in_background,
-        diagnostics.build_started_in_background,
-    ) {
-        (true, ..) => "built",
-        (false, true, false) => "took in",
-        (false, true, true) => "took in, started",
-        (false, false, false) => "kept",
-        (false, false, true) => "kept, started",
-    }
-}
-
-/// The line `--per-frame` prints for a timed frame: what the broad phase did, the pairs the events
-/// stage compared, and each stage's time in microseconds. A frame that sets the p99 shows here which
-/// stage took the time and on which kind of update.
+/// The line `--per-frame` prints for a timed frame: the proxies the broad phase queried, the pairs
+/// the narrow phase tested, and each stage's time in microseconds. A frame that sets the p99 shows
+/// here which stage took the time.
 fn print_frame(frame: usize, diagnostics: &CollisionDiagnostics) {
     let micros = |time: Duration| time.as_secs_f64() * 1e6;
     let t = diagnostics.timings;
-    let update = kind_of_update(diagnostics);
     println!(
-        "  frame {frame:>5} {update:<16} gathered {:<5} compared {:>7}   prepare {:7.1} µs   broad \
+        "  frame {frame:>5} moved {:>7} tested {:>7}   prepare {:7.1} µs   broad \
          {:7.1} µs   narrow {:7.1} µs   events {:7.1} µs   pipeline {:7.1} µs",
-        diagnostics.colliders_gathered,
-        diagnostics.compared_pairs,
+        diagnostics.moved_proxies,
+        diagnostics.tested_pairs,
         micros(t.prepare),
         micros(t.broad_phase),
         micros(t.narrow_phase),
@@ -549,12 +523,8 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         ended: 0,
         touching: 0,
         candidates: 0,
-        compared: Vec::new(),
-        pipeline_when_built: Vec::new(),
-        pipeline_when_kept: Vec::new(),
-        built_in_background: 0,
-        gathered: 0,
-        by_kind: Vec::new(),
+        tested: Vec::new(),
+        moved: Vec::new(),
     };
     let mut pacer = FramePacer::new(options.frame_interval);
     for frame in 0..WARMUP_FRAMES + frames {
@@ -599,19 +569,10 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         report.ended += d.ended;
         report.touching = d.touching_pairs;
         report.candidates = d.candidate_pairs;
-        report.compared.push(d.compared_pairs);
-        report.built_in_background += usize::from(d.grid_built_in_background);
-        report.gathered += usize::from(d.colliders_gathered);
+        report.tested.push(d.tested_pairs);
+        report.moved.push(d.moved_proxies);
         if options.per_frame {
             print_frame(frame - WARMUP_FRAMES, &d);
-            report
-                .by_kind
-                .push((kind_of_update(&d), t.total(), t.broad_phase));
-        }
-        if d.grid_built {
-            report.pipeline_when_built.push(t.total());
-        } else {
-            report.pipeline_when_kept.push(t.total());
         }
     }
     if let Some(mut queries) = app.world_mut().remove_resource::<Queries>() {
@@ -674,7 +635,8 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
     );
     report.allocations.sort_unstable();
     report.pipeline_allocations.sort_unstable();
-    report.compared.sort_unstable();
+    report.tested.sort_unstable();
+    report.moved.sort_unstable();
     let summary = Summary {
         pipeline,
         pipeline_p99,
@@ -685,62 +647,17 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
         starts_per_frame: report.started as f64 / frames as f64,
     };
     println!(
-        "  allocations per frame: median {} in the pipeline, {} in the whole app.update   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}   compared: median {}",
+        "  allocations per frame: median {} in the pipeline, {} in the whole app.update   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}   moved: median {}   tested: median {}",
         summary.pipeline_allocations,
         summary.allocations,
         report.candidates,
         report.touching,
         summary.starts_per_frame,
         report.ended as f64 / frames as f64,
-        report.compared[report.compared.len() / 2],
+        report.moved[report.moved.len() / 2],
+        report.tested[report.tested.len() / 2],
     );
-    let built = report.pipeline_when_built.len();
-    if built > 0 && built < frames {
-        let (when_built, built_p99) = median_p99(&mut report.pipeline_when_built);
-        let (when_kept, kept_p99) = median_p99(&mut report.pipeline_when_kept);
-        println!(
-            "  grid built on {built} of {frames} frames: pipeline median {when_built:.3} ms (p99 {built_p99:.3}) on those, {when_kept:.3} ms (p99 {kept_p99:.3}) on the others"
-        );
-    } else {
-        println!("  grid built on {built} of {frames} frames");
-    }
-    println!(
-        "  grid built in the background and taken in on {} frames; colliders gathered on {}",
-        report.built_in_background, report.gathered
-    );
-    if !report.by_kind.is_empty() {
-        print_by_kind(&report.by_kind, pipeline);
-    }
     summary
-}
-
-/// Prints, for each kind of update of a `--per-frame` run (`frames`: each one's kind, pipeline time
-/// and broad phase time), how many there were, their pipeline's median and mean, their broad phase's
-/// median, and the share of them past 1.5 times the run's pipeline median (`median_ms`,
-/// [`share_past_bound`]): which kinds of update make the p99.
-fn print_by_kind(frames: &[(&'static str, Duration, Duration)], median_ms: f64) {
-    let mut kinds: Vec<&str> = frames.iter().map(|&(kind, ..)| kind).collect();
-    kinds.sort_unstable();
-    kinds.dedup();
-    println!("  by kind of update (past: over 1.5 times the run's pipeline median):");
-    for kind in kinds {
-        let of_kind = || frames.iter().filter(move |&&(k, ..)| k == kind);
-        let mut pipeline: Vec<Duration> = of_kind().map(|&(_, total, _)| total).collect();
-        let mut broad: Vec<Duration> = of_kind().map(|&(.., broad)| broad).collect();
-        let past = share_past_bound(&pipeline, median_ms);
-        let count = pipeline.len();
-        let mean = mean_ms(&pipeline);
-        let (median, _) = median_p99(&mut pipeline);
-        let (broad_median, _) = median_p99(&mut broad);
-        println!(
-            "    {kind:<16} {count:>6} updates   pipeline median {:7.1} µs   mean {:7.1} µs   broad \
-             phase median {:7.1} µs   past {:5.1}%",
-            median * 1e3,
-            mean * 1e3,
-            broad_median * 1e3,
-            100.0 * past,
-        );
-    }
 }
 
 /// Prints, as rows of a Markdown table, each workload's medians over its runs, with the lowest and

@@ -1,9 +1,8 @@
-//! Nanoseconds per collider for the prepare stage's work: a world shape from a `GlobalTransform`, the
-//! two ways the stage builds it (`Collider::world_shape_from_transform`, which branches on whether the
-//! transform is scaled, and `Collider::world_shape_from_transform_unbranched`, which the stage takes
-//! for tables whose transforms are scaled and unscaled in a mix), and through the pose
-//! (`pose_from_global_transform`, then `Collider::world_shape`), on the workload runner's mix of
-//! shapes. The stage's ways take four sets of transforms: unscaled, as the runner's colliders start;
+//! Nanoseconds per collider for the prepare stage's work: a world shape from a `GlobalTransform`, as
+//! the stage builds it (`Collider::world_shape_from_transform`, which branches on whether the
+//! transform is scaled), and through the pose (`pose_from_global_transform`, then
+//! `Collider::world_shape`), on the workload runner's mix of shapes. The stage's way takes four sets
+//! of transforms: unscaled, as the runner's colliders start;
 //! scaled by 2; turned by `rotate_z` for a minute of frames, as the runner turns its colliders, which
 //! drifts the axes' lengths out of the unscaled range for three quarters of them; and half of them so
 //! turned, chosen at random. The way through the pose takes the unscaled ones.
@@ -82,23 +81,6 @@ fn world_shapes(c: &mut Criterion) {
                 BatchSize::PerIteration,
             )
         });
-        group.bench_function(
-            format!("world_shape_from_transform_unbranched/{name}"),
-            |bench| {
-                bench.iter_batched_ref(
-                    || draw(second, share),
-                    |colliders| {
-                        (colliders.iter())
-                            .filter_map(|(collider, transform)| {
-                                let transform = black_box(transform);
-                                black_box(collider.world_shape_from_transform_unbranched(transform))
-                            })
-                            .count()
-                    },
-                    BatchSize::PerIteration,
-                )
-            },
-        );
     }
     let colliders = &unscaled;
     group.bench_function("pose_and_world_shape", |bench| {

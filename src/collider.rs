@@ -285,52 +285,6 @@ impl Collider {
         self.world_shape_from_axes(&TransformAxes::of(transform))
     }
 
-    /// [`Self::world_shape_from_transform`] without a branch on whether `transform` is scaled, for a
-    /// collider without offset: for runs of transforms of which many but not all are scaled, where
-    /// that branch would go one way or the other at random. Transforms turned by `rotate_z` every frame
-    /// make such a run: the quaternion's rounding drifts their axes' lengths, one transform after
-    /// another, out of the range that counts as unscaled (squared lengths within 1,024 units in the last
-    /// place of 1, see [`pose_from_global_transform`]). It pays where half the transforms drifted at
-    /// random and costs where none did (`cargo bench --bench prepare`), so the prepare stage picks it
-    /// table by table. Public only for that benchmark.
-    ///
-    /// ```
-    /// use bevy::prelude::*;
-    /// use bevy_rect_collision::prelude::*;
-    ///
-    /// let mut drifted = Transform::from_xyz(2.0, 1.0, 0.0);
-    /// for _ in 0..3_000 {
-    ///     drifted.rotate_z(0.01);
-    /// }
-    /// let scaled = Transform::from_scale(Vec3::new(2.0, -0.5, 1.0));
-    /// let colliders = [
-    ///     Collider::rect(2.0, 1.0),
-    ///     Collider::rotated_rect(2.0, 1.0),
-    ///     Collider::circle(1.5),
-    /// ];
-    /// for collider in colliders {
-    ///     for transform in [Transform::default(), drifted, scaled].map(GlobalTransform::from) {
-    ///         assert_eq!(
-    ///             collider.world_shape_from_transform_unbranched(&transform),
-    ///             collider.world_shape_from_transform(&transform),
-    ///         );
-    ///     }
-    /// }
-    /// ```
-    #[doc(hidden)]
-    #[inline(always)]
-    pub fn world_shape_from_transform_unbranched(
-        &self,
-        transform: &GlobalTransform,
-    ) -> Option<WorldShape> {
-        let axes = TransformAxes::of(transform);
-        if self.offset == Vec2::ZERO {
-            self.world_shape_on_origin_either_scale(&axes)
-        } else {
-            self.world_shape_from_axes(&axes)
-        }
-    }
-
     /// [`Self::world_shape_from_transform`] for the transform of `axes`.
     #[inline(always)]
     fn world_shape_from_axes(&self, axes: &TransformAxes) -> Option<WorldShape> {
@@ -341,20 +295,6 @@ impl Collider {
             None if self.offset == Vec2::ZERO => self.scaled_world_shape_on_origin(axes),
             _ => self.world_shape(&axes.pose()),
         }
-    }
-
-    /// [`Self::world_shape`] for a collider without offset, under the pose of `axes`, scaled or not,
-    /// without a branch on which: the axes' lengths always come from the square root instruction, which
-    /// gives the bits [`near_one_square_root`] gives for an unscaled transform's rotation, and the
-    /// scale is 1 or those lengths, chosen by a select. Each number the same as there, but for the sign
-    /// of a zero; a mirrored transform too, as its mirroring moves no centre on the origin.
-    #[inline(always)]
-    fn world_shape_on_origin_either_scale(&self, axes: &TransformAxes) -> Option<WorldShape> {
-        let lengths = axes.lengths();
-        let unscaled = axes.unscaled.is_some();
-        let scale =
-            core::hint::select_unpredictable(unscaled, Vec2::ONE, Vec2::new(lengths.x, lengths.z));
-        self.world_shape_on_origin(axes, lengths, scale)
     }
 
     /// [`Self::world_shape`] for a collider without offset, under the pose of scaled `axes`: each
@@ -494,13 +434,6 @@ impl Collider {
 #[inline]
 pub fn pose_from_global_transform(transform: &GlobalTransform) -> Pose2d {
     TransformAxes::of(transform).pose()
-}
-
-/// Whether `transform`'s pose takes the lengths of its axes as its scale, rather than 1 (see
-/// [`pose_from_global_transform`]).
-#[inline]
-pub(crate) fn is_scaled(transform: &GlobalTransform) -> bool {
-    TransformAxes::of(transform).unscaled.is_none()
 }
 
 /// What a transform's pose and shapes are worked out from: its translation, its X and Y axes in one
@@ -1011,11 +944,6 @@ mod tests {
                     collider.world_shape_from_transform(transform),
                     expected,
                     "{collider:?} at {transform:?}"
-                );
-                assert_eq!(
-                    collider.world_shape_from_transform_unbranched(transform),
-                    expected,
-                    "without the branch on the scale: {collider:?} at {transform:?}"
                 );
                 valid += usize::from(expected.is_some());
                 invalid += usize::from(expected.is_none());

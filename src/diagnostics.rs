@@ -35,28 +35,14 @@ pub struct CollisionDiagnostics {
     /// Enabled colliders skipped because their shape is invalid (NaN, infinite or zero-scale
     /// transform, or a bad size).
     pub invalid_colliders: usize,
-    /// Pairs the broad phase handed to the narrow phase: on updates where few colliders moved, only
-    /// the pairs involving one of them.
+    /// Pairs in the broad phase's pair set: their fat AABBs overlap and their layers interact.
     pub candidate_pairs: usize,
-    /// Whether the broad phase built its grid anew this update. It keeps the last build's grid while
-    /// nothing but the colliders' places changed and few colliders left the grown boxes the build put
-    /// them in; see the crate's README, "Performance".
-    pub grid_built: bool,
-    /// Whether the broad phase took in and kept this update a grid built in the background, beside the
-    /// last update, from that update's colliders: what spares colliders that all drift (in worlds of
-    /// 512 colliders or more) an update that builds the grid. See the crate's README, "Performance".
-    pub grid_built_in_background: bool,
-    /// Whether the broad phase started a build in the background this update, over this update's
-    /// colliders, for the next update to take in ([`Self::grid_built_in_background`]): an update that
-    /// keeps the grid starts one as the grid is about to stop being kept. Such an update costs a little
-    /// more than one that only keeps the grid. See the crate's README, "Performance".
-    pub build_started_in_background: bool,
-    /// Whether the broad phase copied every collider out of Bevy's tables this update: for a build, or
-    /// to keep the grid where it cannot read the colliders where they are (in more than eight tables,
-    /// some with an invalid shape, a collider's layers changed, or more of them than fit a core's
-    /// cache). An update that reads them where they are and starts a build in the background leaves
-    /// that build to gather them, on its own thread. See the crate's README, "Performance".
-    pub colliders_gathered: bool,
+    /// Colliders the broad phase queried for new pairs this update: those added, those that changed
+    /// layers, and those whose box left its fat AABB.
+    pub moved_proxies: usize,
+    /// Pairs the narrow phase tested this update: those of the pair set with a collider whose shape or
+    /// layers changed.
+    pub tested_pairs: usize,
     /// Pairs touching after the update.
     pub touching_pairs: usize,
     /// `CollisionStarted` pairs of the update, counted before any was dropped because an observer
@@ -65,11 +51,6 @@ pub struct CollisionDiagnostics {
     /// `CollisionEnded` pairs of the update, including those ended when a collider was removed or
     /// despawned since the previous update.
     pub ended: usize,
-    /// Pairs the events stage compared to find what started and ended: last update's touching pairs
-    /// and this update's, or, where both updates kept the same grid, only the pairs of that grid that
-    /// touch in one update of the two and both updates' pairs of colliders that left their grown boxes.
-    /// See the crate's README, "Performance".
-    pub compared_pairs: usize,
     /// Time per stage.
     pub timings: StageTimings,
 }

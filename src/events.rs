@@ -9,14 +9,11 @@ use bevy::prelude::*;
 mod set_changes;
 
 use crate::entity_set::{SmallEntitySet, SpareEntitySets};
-use crate::narrow_phase::PairContact;
 use set_changes::SetChanges;
 
 /// From this many changes to the colliders' sets in an update (two for each start or end), they are
 /// made a table at a time ([`SetChanges`]) rather than one look-up at a time. Below it, in a world of
-/// many tables, the two passes over every table that holds sets could be most of the work (not
-/// measured); on W1 at 1,000 and 3,000 colliders (16 and 48 changes a frame, one table) either way took
-/// the same, 0.003 and 0.007 ms.
+/// many tables, the two passes over every table that holds sets could be most of the work.
 const SET_CHANGES_BY_TABLE: usize = 64;
 
 /// Two colliders began touching this frame.
@@ -143,108 +140,56 @@ impl CollidingEntities {
     }
 }
 
-/// Sends [`CollisionStarted`] and [`CollisionEnded`] for the pairs that changed since the last update,
-/// as messages (once per pair) and entity events (on both entities), and keeps [`CollidingEntities`] in
-/// step. Ends come before starts, each sorted by pair. Last of the pipeline, it hands the broad phase's
-/// build in the background over to its thread where that waits for the pipeline's end, and publishes
-/// the update's [`CollisionDiagnostics`](crate::CollisionDiagnostics) to Bevy's `DiagnosticsStore`.
+/// Sends [`CollisionStarted`] and [`CollisionEnded`] for the pairs the narrow phase found to have
+/// begun or stopped touching, as messages (once per pair) and entity events (on both entities), and
+/// keeps [`CollidingEntities`] in step. Ends come before starts, each sorted by pair. Publishes the
+/// update's [`CollisionDiagnostics`](crate::CollisionDiagnostics) to Bevy's `DiagnosticsStore`.
+///
+/// [`CollidingEntities`] is the record of what was started and not yet ended, so it settles what goes
+/// out: an end only for a pair it holds (a collider's removal ends its pairs at once, and the narrow
+/// phase's end of them comes later, see [`CollidingSets::open`]), a start only for two colliders that
+/// still have their `Collider` (one may have gone since the narrow phase, by a system of the game's in
+/// between).
 pub(crate) fn report_collision_changes(
-    mut reported: ContactsToReport,
+    contacts: Res<crate::narrow_phase::Contacts>,
+    colliders: Query<(), With<crate::collider::Collider>>,
     mut colliding: CollidingSets,
     mut dispatch: CollisionDispatch,
     mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
     mut store: bevy::diagnostic::Diagnostics,
     mut buffers: Local<(Vec<CollisionStarted>, Vec<CollisionEnded>, SetChanges)>,
-    mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
 ) {
     let timer = crate::diagnostics::StageTimer::start();
     let (started, ended, set_changes) = &mut *buffers;
     started.clear();
     ended.clear();
-    diagnostics.compared_pairs = 0;
-    // When nothing changed, the narrow phase kept its contacts and nothing started or ended.
-    if !reported.contacts.unchanged {
-        let (previous, current) = reported.changes();
-        diagnostics.compared_pairs = previous.len() + current.len();
-        crate::narrow_phase::diff_contacts(
-            previous,
-            current,
-            &reported.contacts.removed,
-            |pair| {
-                started.push(CollisionStarted {
-                    collider1: pair.collider1,
-                    collider2: pair.collider2,
-                    normal: pair.contact.normal,
-                    depth: pair.contact.depth,
-                })
-            },
-            |pair| {
-                ended.push(CollisionEnded {
-                    collider1: pair.collider1,
-                    collider2: pair.collider2,
-                })
-            },
-        );
-    }
-    let gone_since_tested = reported.drop_starts_of_gone_colliders(started);
+    ended.extend(
+        (contacts.ended.iter())
+            .filter(|&&(a, b)| colliding.open(a, b, &colliders))
+            .map(|&(collider1, collider2)| CollisionEnded {
+                collider1,
+                collider2,
+            }),
+    );
+    ended.sort_unstable_by_key(|end| (end.collider1, end.collider2));
+    started.extend(
+        (contacts.started.iter())
+            .filter(|pair| colliders.contains(pair.collider1) && colliders.contains(pair.collider2))
+            .map(|pair| CollisionStarted {
+                collider1: pair.collider1,
+                collider2: pair.collider2,
+                normal: pair.contact.normal,
+                depth: pair.contact.depth,
+            }),
+    );
+    started.sort_unstable_by_key(|start| (start.collider1, start.collider2));
     colliding.update(ended, started, set_changes);
     dispatch.end(ended);
     dispatch.start(started);
-    reported.forget_removed(gone_since_tested);
     diagnostics.started = started.len();
-    diagnostics.ended = ended.len() + core::mem::take(&mut reported.contacts.ended_on_removal);
-    // The pipeline ends here: a build in the background kept until its end starts now.
-    broad_phase.end_pipeline();
+    diagnostics.ended = ended.len();
     diagnostics.timings.events = timer.elapsed();
     diagnostics.publish(&mut store);
-}
-
-/// The narrow phase's contacts, which the events stage reports, and the entities with a `Collider`,
-/// among which a collider removed since the last update is back if its `Collider` was inserted again.
-#[derive(SystemParam)]
-pub(crate) struct ContactsToReport<'w, 's> {
-    pub(crate) contacts: ResMut<'w, crate::narrow_phase::Contacts>,
-    colliders: Query<'w, 's, (), With<crate::collider::Collider>>,
-}
-
-impl ContactsToReport<'_, '_> {
-    /// The pairs to compare ([`Contacts::changes`](crate::narrow_phase::Contacts::changes)), told
-    /// whether a removed collider is back.
-    fn changes(&self) -> (&[PairContact], &[PairContact]) {
-        let removed = &self.contacts.removed;
-        let back = removed
-            .iter()
-            .any(|&entity| self.colliders.contains(entity));
-        self.contacts.changes(back)
-    }
-
-    /// Drops the starts that name a collider removed after the narrow phase tested it (by a system
-    /// between the stages): no start may name a collider that is gone. Returns whether it dropped any.
-    fn drop_starts_of_gone_colliders(&self, started: &mut Vec<CollisionStarted>) -> bool {
-        if self.contacts.removed.is_empty() {
-            return false;
-        }
-        let before = started.len();
-        started.retain(|start| {
-            self.colliders.contains(start.collider1) && self.colliders.contains(start.collider2)
-        });
-        started.len() != before
-    }
-
-    /// Clears the colliders removed since the last update, whose pairs this update's diff passed over.
-    /// Where a start was dropped for a collider gone since the narrow phase
-    /// ([`Self::drop_starts_of_gone_colliders`]), the contacts still hold its pair: the gone colliders
-    /// stay one more update, so that the next diff does not end a pair that never started.
-    fn forget_removed(&mut self, gone_since_tested: bool) {
-        if gone_since_tested {
-            let colliders = &self.colliders;
-            self.contacts
-                .removed
-                .retain(|&entity| !colliders.contains(entity));
-        } else {
-            self.contacts.removed.clear();
-        }
-    }
 }
 
 /// Every collider's [`CollidingEntities`], with the spare overflows their sets pass on (see
@@ -267,9 +212,8 @@ impl CollidingSets<'_, '_> {
         started: &[CollisionStarted],
         set_changes: &mut SetChanges,
     ) {
-        // The loops over both orientations are written out: as one chain of iterators (`chain`,
-        // `flat_map`) shared by both paths, the events stage took 0.74 ms on W1 at 100,000 against 0.52
-        // to 0.54 ms (two alternating runs each).
+        // The loops over both orientations are written out: one chain of iterators (`chain`,
+        // `flat_map`) shared by both paths costs more (workload W1 at 100,000).
         let many = 2 * (ended.len() + started.len()) >= SET_CHANGES_BY_TABLE;
         if many && self.sets.contiguous_iter_mut().is_ok() {
             set_changes.clear();
@@ -291,6 +235,22 @@ impl CollidingSets<'_, '_> {
         for start in started {
             self.insert(start.collider1, start.collider2);
             self.insert(start.collider2, start.collider1);
+        }
+    }
+
+    /// Whether the pair of `a` and `b` started and has not ended: whether the set of either holds the
+    /// other. Where neither has a set (a game removed them), whether both still have their `Collider`:
+    /// a removal ends the pairs of a collider that has a set only.
+    fn open(
+        &self,
+        a: Entity,
+        b: Entity,
+        colliders: &Query<(), With<crate::collider::Collider>>,
+    ) -> bool {
+        match (self.sets.get(a), self.sets.get(b)) {
+            (Ok((_, set)), _) => set.contains(&b),
+            (_, Ok((_, set))) => set.contains(&a),
+            _ => colliders.contains(a) && colliders.contains(b),
         }
     }
 
@@ -410,8 +370,8 @@ impl CollisionDispatch<'_, '_> {
     }
 }
 
-/// What a collider's removal changes besides its contacts: the broad phase's list of removed colliders
-/// and the collider's world shape.
+/// What a collider's removal changes besides its contacts: the broad phase's queue of colliders that
+/// came or went, and the collider's world shape.
 #[derive(SystemParam)]
 pub(crate) struct ColliderRemoval<'w, 's> {
     broad_phase: ResMut<'w, crate::broad_phase::BroadPhase>,
@@ -419,10 +379,10 @@ pub(crate) struct ColliderRemoval<'w, 's> {
 }
 
 impl ColliderRemoval<'_, '_> {
-    /// Tells the broad phase, which takes `entity` out of its grid on its next update, and sets the
+    /// Tells the broad phase, which takes `entity`'s proxy out on its next update, and sets the
     /// entity's world shape to `None`.
     fn record(&mut self, entity: Entity) {
-        self.broad_phase.removed.push(entity);
+        self.broad_phase.queue.push(entity);
         if let Ok(mut world_shape) = self.world_shapes.get_mut(entity) {
             world_shape.0 = None;
         }
@@ -433,15 +393,13 @@ impl ColliderRemoval<'_, '_> {
 /// when that happens after this frame's update (in an observer, or a later system): its partners'
 /// [`CollidingEntities`] never name a collider that is gone, and every start still gets its end: a
 /// message, and the entity events where some observer watches them. A pair whose start still waits to
-/// be sent ([`PendingStarts`]) gets neither. The broad phase is told too
-/// ([`BroadPhase::removed`](crate::broad_phase::BroadPhase)), and takes the collider out of its grid on
-/// its next update, wherever in the schedule the removal came; and the entity's
+/// be sent ([`PendingStarts`]) gets neither. The broad phase is told too, and takes the collider's
+/// proxy out on its next update, wherever in the schedule the removal came; and the entity's
 /// [`ColliderWorldShape`](crate::ColliderWorldShape) becomes `None`, so that a `Collider` inserted
 /// again changes it, and the prepare stage hands the collider to the broad phase as new.
 pub(crate) fn end_contacts_of_removed_collider(
     removed: On<Remove, crate::collider::Collider>,
     mut removal: ColliderRemoval,
-    mut contacts: ResMut<crate::narrow_phase::Contacts>,
     mut colliding: CollidingSets,
     mut dispatch: CollisionDispatch,
     mut buffers: Local<(Vec<Entity>, Vec<CollisionEnded>)>,
@@ -454,7 +412,6 @@ pub(crate) fn end_contacts_of_removed_collider(
     if !colliding.drain(entity, partners) {
         return;
     }
-    contacts.removed.insert(entity);
     partners.sort_unstable();
     for &other in partners.iter() {
         colliding.remove(other, entity);
@@ -466,6 +423,24 @@ pub(crate) fn end_contacts_of_removed_collider(
             });
         }
     }
-    contacts.ended_on_removal += ended.len();
     dispatch.end(ended);
+}
+
+/// Tells the broad phase of a collider disabled or enabled again ([`ColliderDisabled`]): it takes the
+/// proxy out, and its pairs end on its next update, or puts it back.
+///
+/// [`ColliderDisabled`]: crate::ColliderDisabled
+pub(crate) fn queue_disabled_collider(
+    toggled: On<Insert, crate::collider::ColliderDisabled>,
+    mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
+) {
+    broad_phase.queue.push(toggled.entity);
+}
+
+/// [`queue_disabled_collider`] for the marker's removal.
+pub(crate) fn queue_enabled_collider(
+    enabled: On<Remove, crate::collider::ColliderDisabled>,
+    mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
+) {
+    broad_phase.queue.push(enabled.entity);
 }

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod broad_phase;
 pub mod collider;
@@ -9,15 +10,11 @@ pub mod diagnostics;
 mod entity_set;
 pub mod events;
 pub mod geometry;
-mod kept;
 pub mod layers;
 pub mod narrow_phase;
-mod parallel;
 pub mod plugin;
-mod prefetch;
 mod prepare;
 pub mod query;
-mod radix_sort;
 #[cfg(test)]
 mod test_rng;
 

@@ -5,18 +5,19 @@ use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 use bevy::transform::TransformSystems;
 
-use crate::broad_phase::{BroadPhase, find_candidate_pairs};
+use crate::broad_phase::{BroadPhase, update_broad_phase};
 use crate::collider::{Collider, ColliderDisabled};
 use crate::diagnostics::CollisionDiagnostics;
 use crate::entity_set::SpareEntitySets;
 use crate::events::{
     CollisionEnded, CollisionEventKeys, CollisionStarted, PendingStarts,
-    end_contacts_of_removed_collider, report_collision_changes,
+    end_contacts_of_removed_collider, queue_disabled_collider, queue_enabled_collider,
+    report_collision_changes,
 };
 use crate::geometry::OverlapMode;
 use crate::layers::{CollisionLayers, restore_default_layers};
 use crate::narrow_phase::{Contacts, find_contacts};
-use crate::prepare::update_world_shapes;
+use crate::prepare::{PreparedShapes, update_world_shapes};
 
 /// Collision detection for every entity with a [`Collider`].
 ///
@@ -55,6 +56,7 @@ impl Plugin for RectCollisionPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<CollisionSettings>()
             .init_resource::<CollisionDiagnostics>()
+            .init_resource::<PreparedShapes>()
             .init_resource::<BroadPhase>()
             .init_resource::<Contacts>()
             .init_resource::<SpareEntitySets>()
@@ -65,6 +67,8 @@ impl Plugin for RectCollisionPlugin {
             .register_type::<ColliderDisabled>()
             .register_type::<CollisionLayers>()
             .add_observer(end_contacts_of_removed_collider)
+            .add_observer(queue_disabled_collider)
+            .add_observer(queue_enabled_collider)
             .add_observer(restore_default_layers);
         let event_keys = CollisionEventKeys::register(app.world_mut());
         app.insert_resource(event_keys);
@@ -95,7 +99,7 @@ impl Plugin for RectCollisionPlugin {
             self.schedule,
             (
                 update_world_shapes.in_set(CollisionSystems::Prepare),
-                find_candidate_pairs.in_set(CollisionSystems::BroadPhase),
+                update_broad_phase.in_set(CollisionSystems::BroadPhase),
                 find_contacts.in_set(CollisionSystems::NarrowPhase),
                 report_collision_changes.in_set(CollisionSystems::Events),
             ),
@@ -117,10 +121,10 @@ pub enum CollisionSystems {
     /// Rebuilds each changed collider's [`ColliderWorldShape`](crate::ColliderWorldShape) from its
     /// `GlobalTransform`; in `PostUpdate`, after `TransformSystems::Propagate`.
     Prepare,
-    /// Gathers the enabled, valid colliders and finds candidate pairs
-    /// ([`BroadPhase`]).
+    /// Brings the [`BroadPhase`]'s proxies up to date with the changed colliders and finds the pairs
+    /// whose fat AABBs overlap.
     BroadPhase,
-    /// Tests candidate pairs exactly and stores the touching ones in [`Contacts`].
+    /// Tests exactly the pairs of colliders that changed and keeps the touching ones in [`Contacts`].
     NarrowPhase,
     /// Sends [`CollisionStarted`] and [`CollisionEnded`], triggers them on both entities, and updates
     /// [`CollidingEntities`](crate::CollidingEntities).
@@ -190,7 +194,7 @@ mod tests {
         };
         let stages = [
             position(update_world_shapes.system_type_id()),
-            position(find_candidate_pairs.system_type_id()),
+            position(update_broad_phase.system_type_id()),
             position(find_contacts.system_type_id()),
             position(report_collision_changes.system_type_id()),
         ];

@@ -5,20 +5,24 @@ use bevy::math::Ray2d;
 use bevy::math::bounding::Aabb2d;
 use bevy::prelude::*;
 
-use crate::collider::{ActiveColliders, Collider};
+use core::cmp::Ordering;
+
+use crate::broad_phase::{BroadPhase, Proxy};
+use crate::collider::{ActiveCollider, Collider};
 use crate::geometry::{
     Pose2d, RayHit, WorldRect, WorldShape, intersection_test_rect_rect, ray_cast,
 };
 use crate::layers::CollisionLayers;
 use crate::plugin::CollisionSettings;
 
-/// Spatial queries over the colliders, as of their last update in
-/// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare).
+/// Spatial queries over the colliders, answered from the broad phase's grid and tree: each visits
+/// only the colliders near the point, box, shape or ray.
 ///
-/// Disabled and invalid colliders are never found. Every query takes [`CollisionLayers`] for the
-/// querying side and applies the same rule as a collider pair; pass [`CollisionLayers::ALL`] to find
-/// everything. Results are sorted by entity, so they are the same from run to run. Each query tests every
-/// collider once.
+/// The colliders are as of the last collision update: their shapes and layers as the broad phase
+/// last saw them, less the colliders removed or disabled since. Disabled and invalid colliders are
+/// never found. Every query takes [`CollisionLayers`] for the querying side and applies the same rule
+/// as a collider pair; pass [`CollisionLayers::ALL`] to find everything. Results are sorted by entity,
+/// so they are the same from run to run.
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -34,29 +38,31 @@ use crate::plugin::CollisionSettings;
 /// ```
 #[derive(SystemParam)]
 pub struct SpatialQuery<'w, 's> {
-    colliders: ActiveColliders<'w, 's>,
+    broad_phase: Res<'w, BroadPhase>,
+    colliders: Query<'w, 's, (), ActiveCollider>,
     settings: Res<'w, CollisionSettings>,
 }
 
 impl SpatialQuery<'_, '_> {
-    fn shapes(&self, layers: CollisionLayers) -> impl Iterator<Item = (Entity, WorldShape)> + '_ {
-        self.colliders
-            .iter()
-            .filter(move |(_, _, other)| layers.interacts_with(other))
-            .filter_map(|(entity, shape, _)| shape.0.map(|shape| (entity, shape)))
+    /// Whether the collider of `proxy` takes part, on layers matching `layers`.
+    fn matches(&self, proxy: &Proxy, layers: CollisionLayers) -> bool {
+        layers.interacts_with(&proxy.layers) && self.colliders.contains(proxy.entity)
     }
 
-    /// The colliders on matching layers whose shape passes `hit`, sorted by entity.
+    /// The colliders on matching layers whose fat AABB overlaps `region` and whose shape passes `hit`,
+    /// sorted by entity.
     fn sorted_matches(
         &self,
+        region: &Aabb2d,
         layers: CollisionLayers,
         hit: impl Fn(&WorldShape) -> bool,
     ) -> Vec<Entity> {
-        let mut found: Vec<Entity> = self
-            .shapes(layers)
-            .filter(|(_, shape)| hit(shape))
-            .map(|(entity, _)| entity)
-            .collect();
+        let mut found = Vec::new();
+        self.broad_phase.query(region, |proxy| {
+            if hit(&proxy.shape) && self.matches(proxy, layers) {
+                found.push(proxy.entity);
+            }
+        });
         found.sort_unstable();
         found
     }
@@ -64,7 +70,11 @@ impl SpatialQuery<'_, '_> {
     /// The colliders containing `point` (boundary included under the default overlap mode), sorted.
     pub fn point_intersections(&self, point: Vec2, layers: CollisionLayers) -> Vec<Entity> {
         let mode = self.settings.overlap_mode;
-        self.sorted_matches(layers, |shape| shape.contains_point(point, mode))
+        let region = Aabb2d {
+            min: point,
+            max: point,
+        };
+        self.sorted_matches(&region, layers, |shape| shape.contains_point(point, mode))
     }
 
     /// The colliders whose axis-aligned bounding box overlaps `aabb` (boundary included under the
@@ -73,7 +83,7 @@ impl SpatialQuery<'_, '_> {
     pub fn aabb_intersections(&self, aabb: Aabb2d, layers: CollisionLayers) -> Vec<Entity> {
         let mode = self.settings.overlap_mode;
         let region = WorldRect::from_min_max(aabb.min, aabb.max);
-        self.sorted_matches(layers, |shape| {
+        self.sorted_matches(&aabb, layers, |shape| {
             let bounds = shape.aabb();
             intersection_test_rect_rect(
                 &region,
@@ -95,7 +105,9 @@ impl SpatialQuery<'_, '_> {
             return Vec::new();
         };
         let mode = self.settings.overlap_mode;
-        self.sorted_matches(layers, |shape| query_shape.intersects(shape, mode))
+        self.sorted_matches(&query_shape.aabb(), layers, |shape| {
+            query_shape.intersects(shape, mode)
+        })
     }
 
     /// The first collider (the lowest entity) overlapping `collider` placed at `pose`, if any.
@@ -107,10 +119,16 @@ impl SpatialQuery<'_, '_> {
     ) -> Option<Entity> {
         let query_shape = collider.world_shape(pose)?;
         let mode = self.settings.overlap_mode;
-        self.shapes(layers)
-            .filter(|(_, shape)| query_shape.intersects(shape, mode))
-            .map(|(entity, _)| entity)
-            .min()
+        let mut first: Option<Entity> = None;
+        self.broad_phase.query(&query_shape.aabb(), |proxy| {
+            if first.is_none_or(|first| proxy.entity < first)
+                && query_shape.intersects(&proxy.shape, mode)
+                && self.matches(proxy, layers)
+            {
+                first = Some(proxy.entity);
+            }
+        });
+        first
     }
 
     /// The collider `ray` hits first within `max_distance`, with where it hits; ties go to the lower
@@ -121,12 +139,29 @@ impl SpatialQuery<'_, '_> {
         max_distance: f32,
         layers: CollisionLayers,
     ) -> Option<(Entity, RayHit)> {
-        self.shapes(layers)
-            .filter_map(|(entity, shape)| {
-                ray_cast(&shape, ray, max_distance).map(|hit| (entity, hit))
-            })
-            .min_by(|(a, hit_a), (b, hit_b)| {
-                hit_a.distance.total_cmp(&hit_b.distance).then(a.cmp(b))
-            })
+        if max_distance.is_nan() || max_distance < 0.0 || !ray.origin.is_finite() {
+            return None;
+        }
+        let mut best: Option<(Entity, RayHit)> = None;
+        self.broad_phase.ray_candidates(
+            ray.origin,
+            *ray.direction,
+            max_distance,
+            |proxy, reach| {
+                if let Some(hit) = ray_cast(&proxy.shape, ray, reach) {
+                    let better = best.is_none_or(|(entity, best)| {
+                        hit.distance
+                            .total_cmp(&best.distance)
+                            .then(proxy.entity.cmp(&entity))
+                            == Ordering::Less
+                    });
+                    if better && self.matches(proxy, layers) {
+                        best = Some((proxy.entity, hit));
+                    }
+                }
+                best.map_or(reach, |(_, hit)| hit.distance.min(reach))
+            },
+        );
+        best
     }
 }

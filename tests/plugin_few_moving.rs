@@ -1,8 +1,6 @@
-//! Worlds where few colliders move: the broad phase keeps its grid and tests only the pairs of the
-//! colliders that moved since its last build. Every frame must still match brute force, through moves,
-//! stops, a collider turning invalid and back, disabling, and the rebuild when too many have moved.
-//! Worlds where every collider drifts a little: the broad phase keeps the grid of its last build, whose
-//! boxes it grew, while few colliders have left them.
+//! Worlds where few colliders move, and worlds where every collider drifts a little: every frame must
+//! match brute force, and the broad phase keep its invariants, through moves, stops, a collider
+//! turning invalid and back, disabling, despawning, new layers, and colliders changing tables.
 
 mod common;
 
@@ -58,8 +56,8 @@ fn few_movers_among_still_colliders_match_brute_force_every_frame() {
         })
         .collect();
     app.update();
-    let full_build_candidates = app.world().resource::<BroadPhase>().candidate_count();
-    let mut fewest_candidates = usize::MAX;
+    let candidates = app.world().resource::<BroadPhase>().candidate_count();
+    let mut most_tested = 0;
     for frame in 1..160 {
         let world = app.world_mut();
         // One still collider is nudged and stays at its new place: it has moved since the build.
@@ -81,8 +79,7 @@ fn few_movers_among_still_colliders_match_brute_force_every_frame() {
             _ => {}
         }
         app.update();
-        fewest_candidates =
-            fewest_candidates.min(app.world().resource::<BroadPhase>().candidate_count());
+        most_tested = most_tested.max(app.world().resource::<CollisionDiagnostics>().tested_pairs);
         let colliding = colliding_pairs(&mut app);
         assert_eq!(
             colliding,
@@ -101,13 +98,14 @@ fn few_movers_among_still_colliders_match_brute_force_every_frame() {
         );
     }
     assert!(
-        full_build_candidates > 1000,
-        "the still colliders must touch each other: {full_build_candidates} candidates"
+        candidates > 1000,
+        "the still colliders must touch each other: {candidates} candidates"
     );
+    // The pairs of two still colliders keep their contacts untested.
     assert!(
-        fewest_candidates * 4 < full_build_candidates,
-        "updates with few movers test only their pairs: at best {fewest_candidates} of \
-         {full_build_candidates} candidates"
+        most_tested * 4 < candidates,
+        "updates with few movers test only their pairs: at most {most_tested} of {candidates} \
+         candidates"
     );
 }
 
@@ -181,8 +179,7 @@ fn a_disabled_collider_moving_among_resting_ones_changes_nothing() {
 }
 
 /// An app with 400 colliders of the three kinds drifting slowly and turning, in one table, updated
-/// once; and the colliders. A world this small builds its grid in the update (from 512 colliders the
-/// builds run in the background, `tests/plugin_background.rs`).
+/// once; and the colliders.
 fn drifting_world(seed: u64) -> (App, Vec<Entity>) {
     let mut app = app();
     app.add_systems(Update, move_movers);
@@ -197,22 +194,17 @@ fn drifting_world(seed: u64) -> (App, Vec<Entity>) {
 }
 
 #[test]
-fn colliders_drifting_within_their_grown_boxes_keep_the_grid_and_match_brute_force_every_frame() {
+fn drifting_colliders_match_brute_force_through_changes_besides_their_places() {
     let (mut app, colliders) = drifting_world(0xd71f_7001);
-    // Changes besides the colliders' places, each made on the update after a build, when few colliders
-    // have left their grown boxes, so that only the change can make the grid be built anew: new
-    // layers, a collider disabled or turned invalid do; a collider gone to another table, or
-    // despawned, does not. Each is made to a collider that touches another.
-    let mut changes = vec!["layers", "table", "disable", "despawn", "invalid"].into_iter();
-    let (mut kept, mut built, mut last_built) = (0, 0, true);
-    let mut kept_in_place = 0;
-    for frame in 1..150 {
-        let change = if last_built && frame > 20 {
-            changes.next()
-        } else {
-            None
-        };
-        if let Some(change) = change {
+    // Changes besides the colliders' places, one every ten frames, each to a collider that touches
+    // another: new layers, another table, disabling, despawning, an invalid transform, and a jump far
+    // out of its fat AABB.
+    let changes = ["layers", "table", "disable", "despawn", "invalid", "jump"];
+    for frame in 1..100 {
+        let change = (frame % 10 == 0)
+            .then(|| changes.get(frame / 10 - 1))
+            .flatten();
+        if let Some(&change) = change {
             let toucher = *colliders
                 .iter()
                 .find(|&&collider| {
@@ -232,88 +224,25 @@ fn colliders_drifting_within_their_grown_boxes_keep_the_grid_and_match_brute_for
                     collider.insert(ColliderDisabled);
                 }
                 "despawn" => collider.despawn(),
-                _ => *collider.get_mut::<Transform>().unwrap() = at(f32::NAN, 0.0),
+                "invalid" => *collider.get_mut::<Transform>().unwrap() = at(f32::NAN, 0.0),
+                _ => collider.get_mut::<Transform>().unwrap().translation.x += 10.0,
             }
         }
-        if frame == 25 {
-            // A jump out of its grown box: counted as moved since the build, the grid kept.
-            let mut transform = app.world_mut().get_mut::<Transform>(colliders[0]).unwrap();
-            transform.translation.x += 10.0;
-        }
         app.update();
-        let diagnostics = *app.world().resource::<CollisionDiagnostics>();
-        last_built = diagnostics.grid_built;
-        let builds = matches!(change, Some("layers" | "disable" | "invalid"));
-        assert!(
-            last_built == builds || change.is_none(),
-            "frame {frame}: a change besides the colliders' places ({change:?}) builds the grid \
-             anew: {builds}"
-        );
-        kept_in_place += usize::from(!last_built && !diagnostics.colliders_gathered);
-        if last_built {
-            built += 1;
-        } else {
-            kept += 1;
-        }
-        assert_matches_brute_force(&mut app, &format!("frame {frame}"));
+        assert_matches_brute_force(&mut app, &format!("frame {frame}, after {change:?}"));
     }
-    assert!(changes.next().is_none(), "every change was made");
-    // The margin is a tenth of a typical collider's size (0.15 here) and colliders move up to 0.03 a
-    // frame and turn: a few frames keep the grid before one in eight has left its box.
-    assert!(
-        kept > 2 * built && built > 10,
-        "the grid kept {kept} times and built {built} times"
-    );
-    // The colliders are read where they are, in one table and then in two.
-    assert!(
-        kept_in_place >= 5,
-        "the grid kept {kept_in_place} times without a gather"
-    );
-}
-
-/// Updates `app` until one keeps the grid reading the colliders where they are in their table, then
-/// until the grid is built again; checks every frame against brute force.
-fn update_until_kept_in_place_and_built(app: &mut App, context: &str) {
-    let mut kept_in_place = 0;
-    for frame in 0..40 {
-        app.update();
-        assert_matches_brute_force(app, &format!("{context}, frame {frame}"));
-        let diagnostics = *app.world().resource::<CollisionDiagnostics>();
-        kept_in_place += usize::from(!diagnostics.grid_built && !diagnostics.colliders_gathered);
-        if kept_in_place > 0 && diagnostics.grid_built {
-            return;
-        }
-    }
-    panic!("{context}: the grid was kept in place {kept_in_place} times, then never built");
-}
-
-/// Updates `app`, checks that the update kept the grid reading the colliders in their table, and checks
-/// it against brute force.
-fn update_keeping_the_grid_in_place(app: &mut App, context: &str) {
-    app.update();
-    let diagnostics = *app.world().resource::<CollisionDiagnostics>();
-    assert!(
-        !diagnostics.grid_built && !diagnostics.colliders_gathered,
-        "{context}: the grid is kept, the colliders read in their table"
-    );
-    assert_matches_brute_force(app, context);
-}
-
-/// Updates `app`, checks that the update built the grid anew, and checks it against brute force.
-fn update_building_the_grid(app: &mut App, context: &str) {
-    app.update();
-    assert!(
-        app.world().resource::<CollisionDiagnostics>().grid_built,
-        "{context}: the grid is built anew"
-    );
-    assert_matches_brute_force(app, context);
 }
 
 #[test]
-fn drifting_colliders_read_in_their_table_match_brute_force_when_rows_change_entity_or_turn_invalid()
- {
+fn drifting_colliders_match_brute_force_when_rows_change_entity_or_turn_invalid() {
     let (mut app, colliders) = drifting_world(0x7ab1_e5a7);
-    update_until_kept_in_place_and_built(&mut app, "before the changes");
+    let update = |app: &mut App, context: &str| {
+        for frame in 0..5 {
+            app.update();
+            assert_matches_brute_force(app, &format!("{context}, frame {frame}"));
+        }
+    };
+    update(&mut app, "before the changes");
     // A collider that touches another, early in the table, so that the table's last row takes its
     // place when it leaves.
     let toucher = *colliders
@@ -321,21 +250,17 @@ fn drifting_colliders_read_in_their_table_match_brute_force_when_rows_change_ent
         .find(|&&collider| !touching(&mut app, collider).is_empty())
         .expect("a collider touches another");
     // Out of the table and back within one update: the last row's collider takes its row and it takes
-    // the last, and neither's change ticks tell (moving between tables changes no component). The
-    // update finds them in other rows than the build's, looks their slots up, and keeps the grid.
+    // the last, and neither's change ticks tell (moving between tables changes no component).
     let mut collider = app.world_mut().entity_mut(toucher);
     collider.insert(Tagged);
     collider.remove::<Tagged>();
-    update_keeping_the_grid_in_place(&mut app, "after the rows changed");
-    update_keeping_the_grid_in_place(&mut app, "an update after the rows changed");
-    update_until_kept_in_place_and_built(&mut app, "after the rows changed");
-    // A collider turning invalid: left out of the pairs at once, and read in place again once it is
-    // valid and the grid built anew.
+    update(&mut app, "after the rows changed");
+    // A collider turning invalid, then valid again.
     let transform = *app.world().get::<Transform>(toucher).unwrap();
     *app.world_mut().get_mut::<Transform>(toucher).unwrap() = at(f32::NAN, 0.0);
-    update_building_the_grid(&mut app, "after a collider turned invalid");
+    update(&mut app, "after a collider turned invalid");
     *app.world_mut().get_mut::<Transform>(toucher).unwrap() = transform;
-    update_until_kept_in_place_and_built(&mut app, "after the collider turned valid");
+    update(&mut app, "after the collider turned valid");
 }
 
 /// The entity a game's system despawns between the broad phase and the events stage, on the update
@@ -382,7 +307,6 @@ fn a_collider_despawned_between_the_stages_takes_no_part_in_later_updates() {
                 .after(CollisionSystems::BroadPhase)
                 .before(CollisionSystems::Events),
         );
-    let mut kept = 0;
     for frame in 0..100 {
         app.update();
         assert_matches_brute_force(&mut app, &format!("frame {frame}"));
@@ -390,7 +314,6 @@ fn a_collider_despawned_between_the_stages_takes_no_part_in_later_updates() {
             !touching(&mut app, mover).contains(&gone),
             "frame {frame}: the mover touches a despawned collider"
         );
-        kept += usize::from(!app.world().resource::<CollisionDiagnostics>().grid_built);
     }
     let (started, _) = log(&app).counts_for(gone);
     assert_eq!(started, 0, "the despawned square never started touching");
@@ -400,11 +323,10 @@ fn a_collider_despawned_between_the_stages_takes_no_part_in_later_updates() {
         started >= 10 && started - ended <= 2,
         "the mover touched the squares in turn: {started} starts, {ended} ends"
     );
-    assert!(kept >= 60, "the grid was kept {kept} times");
 }
 
 #[test]
-fn a_new_collider_with_its_own_layers_builds_the_grid_only_where_no_layers_are_filtered_yet() {
+fn new_colliders_touch_only_what_their_layers_allow() {
     let mut app = app();
     let squares: Vec<Entity> = (0..40)
         .map(|k| {
@@ -413,7 +335,6 @@ fn a_new_collider_with_its_own_layers_builds_the_grid_only_where_no_layers_are_f
         })
         .collect();
     app.update();
-    let built = |app: &App| app.world().resource::<CollisionDiagnostics>().grid_built;
     let spawn_on = |app: &mut App, square: usize, layers: Option<CollisionLayers>| {
         let at = Transform::from_xyz(square as f32 * 3.0 + 0.5, 0.0, 0.0);
         let mut collider = app.world_mut().spawn((at, Collider::rect(2.0, 2.0)));
@@ -425,40 +346,31 @@ fn a_new_collider_with_its_own_layers_builds_the_grid_only_where_no_layers_are_f
         assert_matches_brute_force(app, &format!("a collider on square {square}"));
         collider
     };
-    // On the first square, with the default layers: taken in as a moved collider, the grid kept.
+    // On the first square, with the default layers.
     let plain = spawn_on(&mut app, 0, None);
-    assert!(!built(&app));
     assert!(touching(&mut app, plain).contains(&squares[0]));
-    // On the second square, in a layer that collides with nothing: the pairs must be filtered by
-    // layers from now on, which a build sets up.
+    // On the second square, in a layer that collides with nothing.
     let apart = spawn_on(&mut app, 1, Some(CollisionLayers::new(0b10, 0)));
-    assert!(built(&app));
     assert!(touching(&mut app, apart).is_empty());
-    // In a world filtered by layers, a new collider is taken in with its layers, whatever they are.
     let third = spawn_on(&mut app, 2, None);
-    assert!(!built(&app));
     assert!(touching(&mut app, third).contains(&squares[2]));
     let fourth = spawn_on(&mut app, 3, Some(CollisionLayers::new(0b10, 0)));
-    assert!(!built(&app));
     assert!(touching(&mut app, fourth).is_empty());
     let fifth = spawn_on(&mut app, 4, Some(CollisionLayers::new(0b100, 0b100)));
-    assert!(!built(&app));
     assert!(touching(&mut app, fifth).contains(&squares[4]));
     // The sixth on the fifth, with which it shares a layer; the seventh on the fourth, with which it
     // shares none, and on the fourth square.
     let sixth = spawn_on(&mut app, 4, Some(CollisionLayers::new(0b100, 0b100)));
-    assert!(!built(&app));
     assert!(touching(&mut app, sixth).contains(&fifth));
     let seventh = spawn_on(&mut app, 3, Some(CollisionLayers::new(0b100, 0b100)));
-    assert!(!built(&app));
     assert!(!touching(&mut app, seventh).contains(&fourth));
     assert!(touching(&mut app, seventh).contains(&squares[3]));
 }
 
 #[test]
-fn a_collider_removed_and_inserted_again_unchanged_collides_again_while_the_grid_is_kept() {
+fn a_collider_removed_and_inserted_again_unchanged_collides_again() {
     let mut app = app();
-    // Pairs of overlapping squares in a row, still: the grid is kept through the changes below.
+    // Pairs of overlapping squares in a row, still.
     let squares: Vec<Entity> = (0..80)
         .map(|k| {
             let at = Transform::from_xyz((k / 2) as f32 * 5.0 + (k % 2) as f32, 0.0, 0.0);
@@ -489,10 +401,6 @@ fn a_collider_removed_and_inserted_again_unchanged_collides_again_while_the_grid
         }
         app.update();
         assert_matches_brute_force(&mut app, &format!("frame {frame}"));
-        assert!(
-            !app.world().resource::<CollisionDiagnostics>().grid_built,
-            "frame {frame}: the grid is kept"
-        );
         let expected = !(1..4).contains(&frame);
         assert_eq!(
             touching(&mut app, first).contains(&partner),

@@ -1,9 +1,8 @@
-//! The pipeline over a compute task pool of four threads, so that the prepare stage, the grid's sort
-//! and pair search, the reorder and the exact tests all take their parallel paths: every frame must
-//! still match brute force (or, at 40,000 colliders, an independent sweep), and a collider turning
-//! invalid and back must be marked from inside the parallel loop. A large world drifting within the
-//! broad phase's grown boxes takes its colliders into the kept grid on all four threads, and a table
-//! whose transforms are scaled and unscaled in a mix gets the shapes of its transforms.
+//! The pipeline over a compute task pool of four threads, so that the prepare stage and the exact
+//! tests take their parallel paths: every frame must still match brute force (or, at 40,000
+//! colliders, an independent sweep), and a collider turning invalid and back must be marked from
+//! inside the parallel loop. A table whose transforms are scaled and unscaled in a mix gets the
+//! shapes of its transforms.
 
 mod common;
 
@@ -23,7 +22,7 @@ fn move_all(mut movers: Query<(&mut Transform, &Velocity)>) {
 fn parallel_pipeline_matches_brute_force_every_frame() {
     let mut app = app_with_compute_threads(4);
     app.add_systems(Update, move_all);
-    // Dense enough for more candidates than the narrow phase's parallel threshold (4,096).
+    // Dense enough for more pairs than the narrow phase's parallel threshold (4,096).
     let colliders = spawn_movers(&mut app, Rng(0x9a7a_11e1), 3000, 80.0, 0.6..2.6);
     app.update();
     assert_eq!(
@@ -67,9 +66,6 @@ fn parallel_pipeline_matches_brute_force_every_frame() {
 fn parallel_build_of_a_large_world_matches_a_sweep_every_frame() {
     let mut app = app_with_compute_threads(4);
     app.add_systems(Update, move_all);
-    // Above the grid's thresholds for splitting the sort and the reorder (32,768 colliders), and
-    // crowded enough to be above the narrow phase's for splitting the contacts' sort (32,768
-    // contacts).
     let count = 40_000;
     let side = 2.5 * (count as f32).sqrt();
     spawn_movers(&mut app, Rng(0x51de_5eed), count, side, 1.0..3.0);
@@ -80,7 +76,7 @@ fn parallel_build_of_a_large_world_matches_a_sweep_every_frame() {
         let expected = swept_pairs(&mut app);
         assert!(
             expected.len() > 32_768,
-            "frame {frame}: the contacts' sort must be split: {} pairs",
+            "frame {frame}: the world must touch: {} pairs",
             expected.len()
         );
         assert_matches(&mut app, &expected, frame);
@@ -88,8 +84,8 @@ fn parallel_build_of_a_large_world_matches_a_sweep_every_frame() {
     assert_eq!(ComputeTaskPool::get().thread_num(), 4);
 }
 
-/// Moves every collider by a thirtieth of its velocity, without turning: a drift within the grown boxes
-/// of the broad phase's build.
+/// Moves every collider by a thirtieth of its velocity, without turning: a drift within the fat AABBs
+/// of most proxies.
 fn drift_all(mut movers: Query<(&mut Transform, &Velocity)>) {
     for (mut transform, velocity) in &mut movers {
         transform.translation += (velocity.0 / 30.0).extend(0.0);
@@ -97,19 +93,16 @@ fn drift_all(mut movers: Query<(&mut Transform, &Velocity)>) {
 }
 
 #[test]
-fn parallel_drift_of_a_large_world_keeps_the_grid_and_matches_a_sweep_every_frame() {
+fn parallel_drift_of_a_large_world_matches_a_sweep_every_frame() {
     let mut app = app_with_compute_threads(4);
     app.add_systems(Update, drift_all);
-    // Above the threshold for splitting the taking of drifted colliders (32,768).
     let count = 40_000;
     let side = 2.5 * (count as f32).sqrt();
     let colliders = spawn_movers(&mut app, Rng(0xd21f_7ed5), count, side, 1.0..3.0);
     app.update();
-    let mut kept = 0;
     for frame in 1..8 {
         if frame == 3 {
-            // Out of its grown box, onto another collider: counted as moved since the build, its
-            // pairs looked for as a moved collider's.
+            // Out of its fat AABB, onto another collider.
             let onto = app
                 .world()
                 .get::<Transform>(colliders[2])
@@ -124,16 +117,9 @@ fn parallel_drift_of_a_large_world_keeps_the_grid_and_matches_a_sweep_every_fram
             app.world_mut().entity_mut(colliders[1]).insert(Tagged);
         }
         app.update();
-        let grid_built = app.world().resource::<CollisionDiagnostics>().grid_built;
-        assert!(
-            grid_built || frame != 5,
-            "frame {frame}: a collider in another table builds the grid anew"
-        );
-        kept += usize::from(!grid_built);
         let expected = swept_pairs(&mut app);
         assert_matches(&mut app, &expected, frame);
     }
-    assert!(kept >= 5, "the grid was kept {kept} times in 7 updates");
     assert_eq!(ComputeTaskPool::get().thread_num(), 4);
 }
 
@@ -152,39 +138,25 @@ fn move_listed(movers: Res<Movers>, mut colliders: Query<(&mut Transform, &Veloc
 }
 
 #[test]
-fn few_movers_over_a_parallel_prepare_stage_keep_the_grid_and_match_brute_force() {
+fn few_movers_over_a_parallel_prepare_stage_match_brute_force() {
     let mut app = app_with_compute_threads(4);
     app.init_resource::<Movers>()
         .add_systems(Update, move_listed);
     let count = 3000;
     let colliders = spawn_movers(&mut app, Rng(0x0f3e_70e5), count, 80.0, 0.6..2.6);
-    // One collider in twenty moves: under the one in eight (`MOVED_SHARE`) for which the grid is kept.
+    // One collider in twenty moves, then one in seven.
     let start_moving = |app: &mut App, every: usize, from: usize| {
         let mut movers = app.world_mut().resource_mut::<Movers>();
         movers.0.extend(colliders.iter().skip(from).step_by(every));
     };
-    let candidate_pairs = |app: &App| {
-        app.world()
-            .resource::<CollisionDiagnostics>()
-            .candidate_pairs
-    };
     start_moving(&mut app, 20, 0);
     app.update();
-    let full_build = candidate_pairs(&app);
     for frame in 0..8 {
         if frame == 4 {
             // 300 more: 450 colliders moving, past one in eight.
             start_moving(&mut app, 10, 5);
         }
         app.update();
-        let candidates = candidate_pairs(&app);
-        // An update that keeps the grid tests only the movers' pairs: a fraction of a full build's.
-        let kept_grid = candidates * 4 < full_build;
-        assert_eq!(
-            kept_grid,
-            frame < 4,
-            "frame {frame}: {candidates} candidates against {full_build} in a full build"
-        );
         let expected = assert_matches_brute_force(&mut app, &format!("frame {frame}"));
         assert!(expected.len() > 1000, "frame {frame}: the world must touch");
     }

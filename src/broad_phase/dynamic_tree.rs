@@ -84,6 +84,7 @@ impl DynamicTree {
     }
 
     /// The height of the tree: 0 for a single leaf, -1 when empty.
+    #[cfg(test)]
     pub(crate) fn height(&self) -> i32 {
         self.node(self.root).map_or(-1, |node| node.height)
     }
@@ -110,6 +111,7 @@ impl DynamicTree {
     }
 
     /// Gives `proxy` the box `aabb`, moving it in the tree.
+    #[cfg(test)]
     pub(crate) fn move_proxy(&mut self, proxy: u32, aabb: Aabb2d) {
         debug_assert!(self.is_proxy(proxy), "{proxy} is not a proxy");
         self.remove_leaf(proxy);

@@ -2,13 +2,9 @@
 //!
 //! Made one at a time, each change looks its collider up through Bevy's `Query::get_mut`: the entity's
 //! record, then its component and change tick, each a read from memory outside the caches in a large
-//! world, and each look-up waits on the one before it. At 100,000 colliders (about 3,100 changes a
-//! frame on workload W1) that took about 150 ns a change. Here the records are read first, in a loop
+//! world, and each look-up waits on the one before it. Here the records are read first, in a loop
 //! short enough for many of those reads to be under way at once; the changes are then sorted by table
-//! and made on the tables' slices, asking ahead for each row ([`prefetch_ahead`]). On W1 at 100,000
-//! the events stage took 0.50 ms against 0.73 to 0.78 ms (three alternating runs each), of which
-//! listing the changes about 0.11 ms and making them about 0.17 ms (temporary timers); at 10,000,
-//! 0.022 to 0.023 ms against 0.026 to 0.027 ms.
+//! and made on the tables' slices. Workload W1 at 100,000 colliders shows it to pay.
 
 use core::panic::Location;
 
@@ -18,7 +14,6 @@ use bevy::prelude::*;
 
 use super::CollidingEntities;
 use crate::entity_set::SpareEntitySets;
-use crate::prefetch::{AHEAD, prefetch_ahead, worth_prefetching};
 
 /// One change to one collider's set: `other` added or removed, the collider found by where Bevy keeps
 /// its components.
@@ -189,12 +184,7 @@ fn apply_to_table(
 ) {
     let (sets, mut ticks) = ContiguousMut::bypass_change_detection_split(table_sets);
     let this_run = ticks.this_run();
-    let prefetch = worth_prefetching(sets);
-    for (k, change) in changes.iter().enumerate() {
-        if let Some(ahead) = changes.get(k + AHEAD).filter(|_| prefetch) {
-            prefetch_ahead(sets, ahead.row as usize);
-            prefetch_ahead(ticks.changed(), ahead.row as usize);
-        }
+    for change in changes {
         let row = change.row as usize;
         let Some(set) = sets.get_mut(row) else {
             continue;
