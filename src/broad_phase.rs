@@ -17,14 +17,13 @@ mod grid;
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::math::bounding::{Aabb2d, BoundingVolume, IntersectsVolume};
-use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
-use crate::collider::ActiveColliders;
+use crate::collider::{ActiveCollider, ActiveColliders, ColliderWorldShape};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
 use crate::layers::CollisionLayers;
-use crate::prepare::PreparedShapes;
+use crate::prepare::{ChangedSince, for_each_changed_row};
 use dynamic_tree::DynamicTree;
 use grid::LooseGrid;
 
@@ -32,6 +31,11 @@ use grid::LooseGrid;
 const NULL: u32 = u32::MAX;
 /// Where a proxy in the grid is, in place of a tree node.
 const IN_GRID: u32 = u32::MAX - 1;
+/// A box that overlaps nothing: the fat AABB a new proxy had before its update.
+const NOWHERE: Aabb2d = Aabb2d {
+    min: Vec2::INFINITY,
+    max: Vec2::NEG_INFINITY,
+};
 
 /// A proxy's fat AABB is its box grown on every side by this share of its larger half size: large
 /// enough that a collider crossing its own size in a few dozen updates leaves it about once in that
@@ -39,30 +43,30 @@ const IN_GRID: u32 = u32::MAX - 1;
 const MARGIN_SHARE: f32 = 0.25;
 
 /// The grid's cells are this many times the median width of the fat AABBs when the cell size is
-/// picked: every proxy up to twice the median lives in the grid (workloads `sizes` and `level`).
+/// picked: every proxy up to that many times the median lives in the grid (workloads `sizes` and
+/// `level`).
 const CELL_PER_MEDIAN: f32 = 2.0;
 
 /// The cell size is picked again once the proxies are more than twice, or fewer than a quarter, of
 /// what they were when it was last picked, and never for fewer than this many.
 const PICK_AGAIN_FROM: usize = 64;
 
-/// One collider in the broad phase.
+/// One collider in the broad phase, but for its shape, which is kept apart for the exact tests.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Proxy {
     /// [`Entity::PLACEHOLDER`] for a free proxy.
     pub(crate) entity: Entity,
-    pub(crate) shape: WorldShape,
     pub(crate) layers: CollisionLayers,
-    pub(crate) fat: Aabb2d,
+    fat: Aabb2d,
+    /// The fat AABB before this update's move, for a proxy in the move buffer: which pairs it had.
+    old_fat: Aabb2d,
     /// The tree node holding the proxy, [`IN_GRID`], or [`NULL`] while in neither.
     node: u32,
-    /// The update that last changed the proxy's shape or layers, or added it.
-    pub(crate) changed_at: u32,
-    /// The update that last put it in the move buffer.
-    moved_at: u32,
+    /// The update that last changed the proxy's layers.
+    relayered_at: u32,
 }
 
-/// A pair of proxies in the pair set, the lower id first; [`NULL`] ids for a free slot.
+/// A pair of proxies in the pair set, `a`'s entity the lower; [`NULL`] ids for a free slot.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pair {
     pub(crate) a: u32,
@@ -70,13 +74,37 @@ pub(crate) struct Pair {
 }
 
 impl Pair {
+    const FREE: Self = Self { a: NULL, b: NULL };
+
     /// Whether the slot holds no pair.
     pub(crate) fn is_free(&self) -> bool {
         self.a == NULL
     }
+}
 
-    fn key(a: u32, b: u32) -> u64 {
-        (u64::from(a.min(b)) << 32) | u64::from(a.max(b))
+/// One bit per proxy.
+#[derive(Clone, Debug, Default)]
+struct ProxyBits(Vec<u64>);
+
+impl ProxyBits {
+    fn clear(&mut self, proxies: usize) {
+        self.0.clear();
+        self.0.resize(proxies.div_ceil(64), 0);
+    }
+
+    fn set(&mut self, id: u32) {
+        let word = id as usize / 64;
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << (id % 64);
+    }
+
+    #[inline]
+    fn get(&self, id: u32) -> bool {
+        self.0
+            .get(id as usize / 64)
+            .is_some_and(|word| word & (1 << (id % 64)) != 0)
     }
 }
 
@@ -86,6 +114,8 @@ impl Pair {
 #[derive(Resource, Debug, Default)]
 pub struct BroadPhase {
     proxies: Vec<Proxy>,
+    /// Each proxy's shape, by proxy: what the exact tests read, packed apart from the rest.
+    shapes: Vec<WorldShape>,
     /// Each entity's proxy by the entity's index, or [`NULL`]: a table, not a hash, for the look-up
     /// of every moved collider of an update.
     proxy_of: Vec<u32>,
@@ -98,22 +128,31 @@ pub struct BroadPhase {
     /// How many proxies there were when the grid's cell size was picked.
     picked_for: usize,
     move_buffer: Vec<u32>,
+    /// The proxies whose shape or layers changed this update, or that were added.
+    changed: ProxyBits,
+    /// The proxies in the move buffer this update, and those taken out.
+    touched: ProxyBits,
     /// The pair set: its pairs in slots that keep their index while the pair lasts, which the narrow
-    /// phase keeps its contacts by, and the slot of each pair by its key.
+    /// phase keeps its contacts by.
     pairs: Vec<Pair>,
-    pair_slots: HashMap<u64, u32>,
+    pair_count: usize,
     free_pairs: Vec<u32>,
     /// The slots of the pairs that left the pair set this update.
     removed_pairs: Vec<u32>,
+    /// The pairs kept this update of a proxy whose layers changed, sorted: the pairs its query finds
+    /// that it has already.
+    relayered_pairs: Vec<(u32, u32)>,
     /// Colliders removed, disabled or enabled since the last update, pushed by the plugin's observers:
     /// their proxies are taken out, and put back where the collider takes part.
     pub(crate) queue: Vec<Entity>,
-    /// This update's number; the proxies' stamps compare with it.
+    /// This update's number.
     stamp: u32,
-    /// Whether a proxy's shape or layers changed, or a pair left, this update.
-    changed: bool,
+    /// Whether a proxy changed, or a pair left, this update.
+    anything_changed: bool,
     /// The widths of the fat AABBs, when the cell size is picked.
     widths: Vec<f32>,
+    /// The move buffer keyed by cell, for its sort.
+    keyed: Vec<(u64, u32)>,
     /// The enabled colliders whose shape is invalid, which have no proxy.
     invalid: EntityHashSet,
 }
@@ -121,7 +160,7 @@ pub struct BroadPhase {
 impl BroadPhase {
     /// Every pair in the pair set, as entities: their fat AABBs overlap and their layers interact.
     pub fn candidate_pairs(&self) -> impl Iterator<Item = (Entity, Entity)> + '_ {
-        self.live_pairs().map(|(_, pair)| {
+        (self.pairs.iter().filter(|pair| !pair.is_free())).map(|pair| {
             (
                 self.proxies[pair.a as usize].entity,
                 self.proxies[pair.b as usize].entity,
@@ -131,19 +170,28 @@ impl BroadPhase {
 
     /// How many pairs the pair set holds.
     pub fn candidate_count(&self) -> usize {
-        self.pair_slots.len()
+        self.pair_count
     }
 
     /// The bounding box of every collider taking part, as of the last update.
     pub fn aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
-        self.live_proxies()
-            .map(|proxy| (proxy.entity, proxy.shape.aabb()))
+        self.live_ids().map(|id| {
+            (
+                self.proxies[id as usize].entity,
+                self.shapes[id as usize].aabb(),
+            )
+        })
     }
 
     /// The fat AABB of every collider taking part: its box grown by the margin, the box the pairs
     /// are found with.
     pub fn fat_aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
-        self.live_proxies().map(|proxy| (proxy.entity, proxy.fat))
+        self.live_ids().map(|id| {
+            (
+                self.proxies[id as usize].entity,
+                self.proxies[id as usize].fat,
+            )
+        })
     }
 
     /// How many colliders take part.
@@ -151,21 +199,21 @@ impl BroadPhase {
         self.proxies.len() - self.free.len() - self.freed.len()
     }
 
-    pub(crate) fn live_proxies(&self) -> impl Iterator<Item = &Proxy> + '_ {
-        self.proxies
-            .iter()
-            .filter(|proxy| proxy.entity != Entity::PLACEHOLDER)
+    fn live_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.proxies.len() as u32).filter(|&id| self.is_live(id))
     }
 
-    /// The pairs of the pair set with their slots.
-    pub(crate) fn live_pairs(&self) -> impl Iterator<Item = (u32, Pair)> + '_ {
-        (self.pairs.iter().enumerate())
-            .filter(|(_, pair)| pair.a != NULL)
-            .map(|(slot, &pair)| (slot as u32, pair))
+    fn is_live(&self, id: u32) -> bool {
+        self.proxies[id as usize].entity != Entity::PLACEHOLDER
     }
 
     pub(crate) fn proxy(&self, id: u32) -> &Proxy {
         &self.proxies[id as usize]
+    }
+
+    #[inline]
+    pub(crate) fn shape(&self, id: u32) -> &WorldShape {
+        &self.shapes[id as usize]
     }
 
     /// The pair set's slots, free ones included ([`Pair::is_free`]).
@@ -178,47 +226,48 @@ impl BroadPhase {
         &self.removed_pairs
     }
 
-    /// Whether `proxy` changed shape or layers, or was added, this update.
+    /// Whether the proxy `id` changed shape or layers, or was added, this update.
     #[inline]
-    pub(crate) fn changed_now(&self, proxy: &Proxy) -> bool {
-        proxy.changed_at == self.stamp
+    pub(crate) fn changed_now(&self, id: u32) -> bool {
+        self.changed.get(id)
     }
 
     /// Whether any proxy changed, or any pair left the pair set, this update.
     pub(crate) fn anything_changed(&self) -> bool {
-        self.changed
+        self.anything_changed
     }
 
-    /// Calls `visit` with every proxy whose fat AABB overlaps `aabb` (touching counts).
-    pub(crate) fn query(&self, aabb: &Aabb2d, mut visit: impl FnMut(&Proxy)) {
-        self.grid
-            .query(aabb, |id| visit(&self.proxies[id as usize]));
+    /// Calls `visit` with every proxy whose fat AABB overlaps `aabb` (touching counts), and its shape.
+    pub(crate) fn query(&self, aabb: &Aabb2d, mut visit: impl FnMut(&Proxy, &WorldShape)) {
+        let mut visit_id = |id: u32| visit(&self.proxies[id as usize], &self.shapes[id as usize]);
+        self.grid.query(aabb, &mut visit_id);
         self.tree.query(aabb, |_, id| {
-            visit(&self.proxies[id as usize]);
+            visit_id(id);
             true
         });
     }
 
     /// Calls `visit` with the proxies whose fat AABB the segment from `origin` along the unit
-    /// `direction` may reach within `max_distance`, nearer ones roughly first, some more than once.
-    /// `visit` returns how far the search must still reach, shortened by a hit it found.
+    /// `direction` may reach within `max_distance`, and their shapes, nearer ones roughly first, some
+    /// more than once. `visit` returns how far the search must still reach, shortened by a hit it
+    /// found.
     pub(crate) fn ray_candidates(
         &self,
         origin: Vec2,
         direction: Vec2,
         max_distance: f32,
-        mut visit: impl FnMut(&Proxy, f32) -> f32,
+        mut visit: impl FnMut(&Proxy, &WorldShape, f32) -> f32,
     ) {
+        let mut visit_id = |id: u32, reach: f32| {
+            visit(&self.proxies[id as usize], &self.shapes[id as usize], reach)
+        };
         let mut reach = max_distance;
         self.tree
             .ray_cast(origin, direction, reach, |_, id, tree_reach| {
-                let shortened = visit(&self.proxies[id as usize], tree_reach);
+                let shortened = visit_id(id, tree_reach);
                 reach = reach.min(shortened);
                 shortened
             });
-        if self.grid.len() == 0 {
-            return;
-        }
         // The grid is read a stretch of the segment at a time, so that a hit ends the search, and a
         // long or endless ray stops where the grid's proxies end.
         let Some((enter, exit)) = segment_in(&self.grid.bounds(), origin, direction, reach) else {
@@ -226,18 +275,17 @@ impl BroadPhase {
         };
         let stretch = 4.0 * self.grid.cell_size();
         let mut from = enter;
-        while from <= exit.min(reach) {
+        loop {
             let to = (from + stretch).min(exit).min(reach);
             let (a, b) = (origin + direction * from, origin + direction * to);
             let piece = Aabb2d {
                 min: a.min(b),
                 max: a.max(b),
             };
-            self.grid.query(&piece, |id| {
-                reach = reach.min(visit(&self.proxies[id as usize], reach))
-            });
+            self.grid
+                .query(&piece, |id| reach = reach.min(visit_id(id, reach)));
             if to >= exit.min(reach) {
-                break;
+                return;
             }
             from = to;
         }
@@ -252,20 +300,21 @@ impl BroadPhase {
     fn create(&mut self, entity: Entity, shape: WorldShape, layers: CollisionLayers) {
         let proxy = Proxy {
             entity,
-            shape,
             layers,
             fat: fatten(&shape),
+            old_fat: NOWHERE,
             node: NULL,
-            changed_at: self.stamp,
-            moved_at: NULL,
+            relayered_at: 0,
         };
         let id = match self.free.pop() {
             Some(id) => {
                 self.proxies[id as usize] = proxy;
+                self.shapes[id as usize] = shape;
                 id
             }
             None => {
                 self.proxies.push(proxy);
+                self.shapes.push(shape);
                 (self.proxies.len() - 1) as u32
             }
         };
@@ -274,8 +323,10 @@ impl BroadPhase {
             self.proxy_of.resize(index + 1, NULL);
         }
         self.proxy_of[index] = id;
-        self.mark_moved(id);
-        self.changed = true;
+        self.changed.set(id);
+        self.touched.set(id);
+        self.move_buffer.push(id);
+        self.anything_changed = true;
     }
 
     /// Takes the proxy `id` out; its pairs leave the pair set in this update's sweep.
@@ -285,43 +336,68 @@ impl BroadPhase {
         self.proxy_of[proxy.entity.index_u32() as usize] = NULL;
         proxy.entity = Entity::PLACEHOLDER;
         self.freed.push(id);
-        self.changed = true;
+        self.touched.set(id);
+        self.anything_changed = true;
     }
 
     /// Gives the proxy `id` a new shape and layers; puts it in the move buffer when its box left its
     /// fat AABB or its layers changed.
-    #[inline(never)]
     fn update(&mut self, id: u32, shape: WorldShape, layers: CollisionLayers) {
-        self.changed = true;
+        self.shapes[id as usize] = shape;
+        self.changed.set(id);
+        self.anything_changed = true;
         let proxy = &mut self.proxies[id as usize];
-        proxy.shape = shape;
-        proxy.changed_at = self.stamp;
         let left = !proxy.fat.contains(&shape.aabb());
         let relayered = proxy.layers != layers;
-        proxy.layers = layers;
-        if left {
-            self.unplace(id);
-            self.proxies[id as usize].fat = fatten(&shape);
+        if !left && !relayered {
+            return;
         }
-        if left || relayered {
-            self.mark_moved(id);
+        if relayered {
+            proxy.layers = layers;
+            proxy.relayered_at = self.stamp;
         }
-    }
-
-    fn mark_moved(&mut self, id: u32) {
-        let proxy = &mut self.proxies[id as usize];
-        if proxy.moved_at != self.stamp {
-            proxy.moved_at = self.stamp;
+        if !self.touched.get(id) {
+            proxy.old_fat = proxy.fat;
+            self.touched.set(id);
             self.move_buffer.push(id);
         }
+        // Taken out of its structure and put back where it belongs in `place_moved`, in the order of
+        // the cells, which reads the grid's memory in far fewer places than the order of the updates.
+        if left {
+            proxy.fat = fatten(&shape);
+        }
     }
 
-    /// Takes the proxy `id` out of the grid or the tree.
+    /// Takes in a collider whose shape or layers changed: updates, adds or takes out its proxy.
+    fn take_change(&mut self, entity: Entity, shape: Option<WorldShape>, layers: CollisionLayers) {
+        match (self.proxy_id(entity), shape) {
+            (Some(id), Some(shape)) => self.update(id, shape, layers),
+            (None, Some(shape)) => {
+                self.create(entity, shape, layers);
+                self.invalid.remove(&entity);
+            }
+            (Some(id), None) => {
+                self.destroy(id);
+                self.invalid.insert(entity);
+            }
+            (None, None) => {
+                self.invalid.insert(entity);
+            }
+        }
+    }
+
+    /// Takes the proxy `id` out of the grid or the tree. A proxy moved this update is there with its
+    /// fat AABB from before.
     fn unplace(&mut self, id: u32) {
         let proxy = &mut self.proxies[id as usize];
+        let placed = if self.touched.get(id) {
+            proxy.old_fat
+        } else {
+            proxy.fat
+        };
         match proxy.node {
             NULL => {}
-            IN_GRID => self.grid.remove(id, &proxy.fat),
+            IN_GRID => self.grid.remove(id, &placed),
             node => self.tree.destroy_proxy(node),
         }
         proxy.node = NULL;
@@ -340,19 +416,36 @@ impl BroadPhase {
 
     /// Places the proxies of the move buffer, or every proxy in a grid of a cell size picked anew
     /// once their number has changed much since the last pick.
-    #[inline(never)]
     fn place_moved(&mut self) {
         let count = self.proxy_count();
         let pick = count > 0
             && (self.picked_for == 0
                 || (count >= PICK_AGAIN_FROM
                     && (count > 2 * self.picked_for || 4 * count < self.picked_for)));
+        let mut keyed = core::mem::take(&mut self.keyed);
+        keyed.clear();
+        keyed.extend(
+            self.move_buffer
+                .iter()
+                .filter(|&&id| self.is_live(id))
+                .map(|&id| {
+                    let cell = self.grid.cell_of(self.proxies[id as usize].fat.min);
+                    (
+                        (u64::from(cell.y as u32) << 32) | u64::from(cell.x as u32),
+                        id,
+                    )
+                }),
+        );
+        keyed.sort_unstable();
+        self.move_buffer.clear();
+        self.move_buffer.extend(keyed.iter().map(|&(_, id)| id));
+        self.keyed = keyed;
         if !pick {
             for k in 0..self.move_buffer.len() {
                 let id = self.move_buffer[k];
-                if self.proxies[id as usize].node == NULL
-                    && self.proxies[id as usize].entity != Entity::PLACEHOLDER
-                {
+                let proxy = &self.proxies[id as usize];
+                if proxy.node == NULL || proxy.fat != proxy.old_fat {
+                    self.unplace(id);
                     self.place(id);
                 }
             }
@@ -360,10 +453,10 @@ impl BroadPhase {
         }
         let mut widths = core::mem::take(&mut self.widths);
         widths.clear();
-        widths.extend(
-            self.live_proxies()
-                .map(|proxy| (proxy.fat.max - proxy.fat.min).max_element()),
-        );
+        widths.extend(self.live_ids().map(|id| {
+            let fat = self.proxies[id as usize].fat;
+            (fat.max - fat.min).max_element()
+        }));
         let middle = widths.len() / 2;
         let (_, median, _) = widths.select_nth_unstable_by(middle, f32::total_cmp);
         let cell = (CELL_PER_MEDIAN * *median).max(f32::MIN_POSITIVE);
@@ -372,93 +465,107 @@ impl BroadPhase {
         self.tree = DynamicTree::default();
         self.picked_for = count;
         for id in 0..self.proxies.len() as u32 {
-            if self.proxies[id as usize].entity != Entity::PLACEHOLDER {
+            if self.is_live(id) {
                 self.place(id);
             }
         }
     }
 
     /// Takes out of the pair set the pairs of a proxy that went, and those of a moved proxy whose fat
-    /// AABBs no longer overlap or whose layers no longer interact.
-    #[inline(never)]
+    /// AABBs no longer overlap or whose layers no longer interact. Only the pairs of a proxy touched
+    /// this update read the proxies.
     fn sweep_pairs(&mut self) {
         let Self {
             proxies,
+            touched,
             pairs,
-            pair_slots,
+            pair_count,
             free_pairs,
             removed_pairs,
+            relayered_pairs,
             stamp,
             ..
         } = self;
         for (slot, pair) in pairs.iter_mut().enumerate() {
-            if pair.a == NULL {
+            if pair.is_free() || !(touched.get(pair.a) || touched.get(pair.b)) {
                 continue;
             }
             let (a, b) = (&proxies[pair.a as usize], &proxies[pair.b as usize]);
-            let keep = if a.entity == Entity::PLACEHOLDER || b.entity == Entity::PLACEHOLDER {
-                false
-            } else if a.moved_at == *stamp || b.moved_at == *stamp {
-                a.fat.intersects(&b.fat) && a.layers.interacts_with(&b.layers)
-            } else {
-                true
-            };
+            let keep = a.entity != Entity::PLACEHOLDER
+                && b.entity != Entity::PLACEHOLDER
+                && a.fat.intersects(&b.fat)
+                && a.layers.interacts_with(&b.layers);
             if !keep {
-                pair_slots.remove(&Pair::key(pair.a, pair.b));
-                *pair = Pair { a: NULL, b: NULL };
+                *pair = Pair::FREE;
+                *pair_count -= 1;
                 free_pairs.push(slot as u32);
                 removed_pairs.push(slot as u32);
+            } else if a.relayered_at == *stamp || b.relayered_at == *stamp {
+                relayered_pairs.push((pair.a.min(pair.b), pair.a.max(pair.b)));
             }
         }
+        relayered_pairs.sort_unstable();
     }
 
     /// Queries the structures with the fat AABB of each proxy of the move buffer, and adds the pairs
     /// it finds that are new. Where both proxies moved, the pair is added by the query of the lower id.
-    #[inline(never)]
+    ///
+    /// The pair set held exactly the overlapping pairs before this update, so a pair found is new
+    /// unless the two proxies' fat AABBs before this update's moves overlapped too: that needs no
+    /// look-up in a set of pairs. A proxy whose layers changed has its kept pairs listed instead.
     fn find_new_pairs(&mut self) {
-        let mut buffer = core::mem::take(&mut self.move_buffer);
+        let buffer = core::mem::take(&mut self.move_buffer);
         for &id in &buffer {
-            let proxy = self.proxies[id as usize];
-            if proxy.entity == Entity::PLACEHOLDER {
+            if !self.is_live(id) {
                 continue;
             }
+            let proxy = self.proxies[id as usize];
             let Self {
                 proxies,
                 grid,
                 tree,
+                touched,
                 pairs,
-                pair_slots,
+                pair_count,
                 free_pairs,
+                relayered_pairs,
                 stamp,
                 ..
             } = self;
             let mut add = |other: u32| {
                 let found = &proxies[other as usize];
+                let other_moved = touched.get(other);
                 if other == id
-                    || (found.moved_at == *stamp && other < id)
+                    || (other_moved && other < id)
                     || !proxy.layers.interacts_with(&found.layers)
                 {
                     return;
                 }
-                let key = Pair::key(id, other);
-                if pair_slots.contains_key(&key) {
+                let held = if proxy.relayered_at == *stamp || found.relayered_at == *stamp {
+                    relayered_pairs
+                        .binary_search(&(id.min(other), id.max(other)))
+                        .is_ok()
+                } else {
+                    let other_before = if other_moved {
+                        found.old_fat
+                    } else {
+                        found.fat
+                    };
+                    proxy.old_fat.intersects(&other_before)
+                };
+                if held {
                     return;
                 }
-                let pair = Pair {
-                    a: id.min(other),
-                    b: id.max(other),
+                let pair = if proxy.entity < found.entity {
+                    Pair { a: id, b: other }
+                } else {
+                    Pair { a: other, b: id }
                 };
-                let slot = match free_pairs.pop() {
-                    Some(slot) => {
-                        pairs[slot as usize] = pair;
-                        slot
-                    }
-                    None => {
-                        pairs.push(pair);
-                        (pairs.len() - 1) as u32
-                    }
-                };
-                pair_slots.insert(key, slot);
+                match free_pairs.pop() {
+                    Some(slot) => pairs[slot as usize] = pair,
+                    None => pairs.push(pair),
+                }
+                *pair_count += 1;
             };
             grid.query(&proxy.fat, &mut add);
             tree.query(&proxy.fat, |_, other| {
@@ -466,20 +573,18 @@ impl BroadPhase {
                 true
             });
         }
-        buffer.clear();
         self.move_buffer = buffer;
     }
 
     /// Checks the broad phase's invariants, panicking with the first broken one: the structures keep
     /// their own rules and hold every proxy once; every proxy's box lies inside its fat AABB; and the
     /// pair set is exactly the set of pairs of proxies whose fat AABBs overlap and whose layers
-    /// interact, found by brute force. Takes time quadratic in the proxies: for tests.
+    /// interact, found by brute force, each once, the lower entity first. Takes time quadratic in the
+    /// proxies: for tests.
     pub fn validate(&self) {
         self.grid.validate();
         self.tree.validate();
-        let live: Vec<u32> = (0..self.proxies.len() as u32)
-            .filter(|&id| self.proxies[id as usize].entity != Entity::PLACEHOLDER)
-            .collect();
+        let live: Vec<u32> = self.live_ids().collect();
         assert_eq!(
             self.grid.len() + self.tree.len(),
             live.len(),
@@ -497,8 +602,9 @@ impl BroadPhase {
         }
         for &id in &live {
             let proxy = &self.proxies[id as usize];
+            let aabb = self.shapes[id as usize].aabb();
             assert!(
-                proxy.fat.contains(&proxy.shape.aabb()),
+                proxy.fat.contains(&aabb),
                 "proxy {id}'s box lies in its fat AABB"
             );
             assert_eq!(
@@ -520,26 +626,28 @@ impl BroadPhase {
             for &b in &live[k + 1..] {
                 let (pa, pb) = (&self.proxies[a as usize], &self.proxies[b as usize]);
                 if pa.fat.intersects(&pb.fat) && pa.layers.interacts_with(&pb.layers) {
-                    expected.push(Pair::key(a, b));
+                    expected.push((a.min(b), a.max(b)));
                 }
             }
         }
-        let mut held: Vec<u64> = self
-            .live_pairs()
-            .map(|(_, pair)| Pair::key(pair.a, pair.b))
-            .collect();
+        let mut held = Vec::new();
+        for pair in self.pairs.iter().filter(|pair| !pair.is_free()) {
+            let (a, b) = (
+                &self.proxies[pair.a as usize],
+                &self.proxies[pair.b as usize],
+            );
+            assert!(
+                a.entity < b.entity,
+                "pair {pair:?} has the lower entity first"
+            );
+            held.push((pair.a.min(pair.b), pair.a.max(pair.b)));
+        }
         held.sort_unstable();
         assert_eq!(
             held, expected,
             "the pair set is the brute-force set of overlapping fat AABBs"
         );
-        for (slot, pair) in self.live_pairs() {
-            assert_eq!(
-                self.pair_slots.get(&Pair::key(pair.a, pair.b)),
-                Some(&slot),
-                "pair slot {slot} is indexed"
-            );
-        }
+        assert_eq!(self.pair_count, held.len(), "every pair is counted");
     }
 }
 
@@ -560,19 +668,36 @@ fn segment_in(aabb: &Aabb2d, origin: Vec2, direction: Vec2, reach: f32) -> Optio
     (enter <= exit).then_some((enter, exit))
 }
 
-/// Brings the proxies up to date with this update's prepared shapes and the colliders that came, went
-/// or changed layers, then sweeps the pair set and queries the moved proxies for new pairs.
+/// The enabled colliders with their world shapes and layers, and those components' change ticks.
+type ColliderRows<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        Ref<'static, ColliderWorldShape>,
+        Ref<'static, CollisionLayers>,
+    ),
+    ActiveCollider,
+>;
+
+/// Brings the proxies up to date with the enabled colliders whose world shape or layers changed since
+/// the last update, read a table at a time where Bevy's tables allow, and with the colliders that
+/// came, went or were disabled; then sweeps the pair set and queries the moved proxies for new pairs.
 pub(crate) fn update_broad_phase(
     mut broad_phase: ResMut<BroadPhase>,
-    prepared: Res<PreparedShapes>,
+    rows: ColliderRows,
     colliders: ActiveColliders,
     mut diagnostics: ResMut<CollisionDiagnostics>,
 ) {
     let timer = StageTimer::start();
     let bp = &mut *broad_phase;
     bp.stamp = bp.stamp.wrapping_add(1);
-    bp.changed = false;
+    bp.anything_changed = false;
     bp.removed_pairs.clear();
+    bp.relayered_pairs.clear();
+    bp.move_buffer.clear();
+    bp.changed.clear(bp.proxies.len());
+    bp.touched.clear(bp.proxies.len());
     let queue = core::mem::take(&mut bp.queue);
     // A collider removed and given a `Collider` again, or disabled and enabled again, since the last
     // update comes back as a new proxy, so that its pairs start anew: their ends were sent at the removal.
@@ -581,19 +706,25 @@ pub(crate) fn update_broad_phase(
             bp.destroy(id);
         }
     }
-    for &(entity, shape, layers) in &prepared.changed {
-        match (bp.proxy_id(entity), shape) {
-            (Some(id), Some(shape)) => bp.update(id, shape, layers),
-            (None, Some(shape)) => {
-                bp.create(entity, shape, layers);
-                bp.invalid.remove(&entity);
+    match rows.contiguous_iter() {
+        Ok(tables) => {
+            for (entities, shapes, layers) in tables {
+                let since = ChangedSince::new(shapes.last_run_tick(), shapes.this_run_tick());
+                let (shape_ticks, layer_ticks) =
+                    (shapes.changed_ticks_slice(), layers.changed_ticks_slice());
+                let (shapes, layers) = (shapes.into_inner(), layers.into_inner());
+                let changed =
+                    |row: usize| since.holds(shape_ticks[row]) | since.holds(layer_ticks[row]);
+                for_each_changed_row(entities.len(), changed, |row| {
+                    bp.take_change(entities[row], shapes[row].0, layers[row]);
+                });
             }
-            (Some(id), None) => {
-                bp.destroy(id);
-                bp.invalid.insert(entity);
-            }
-            (None, None) => {
-                bp.invalid.insert(entity);
+        }
+        Err(_) => {
+            for (entity, shape, layers) in &rows {
+                if shape.is_changed() || layers.is_changed() {
+                    bp.take_change(entity, shape.0, *layers);
+                }
             }
         }
     }
@@ -618,12 +749,11 @@ pub(crate) fn update_broad_phase(
     bp.queue = queue;
     bp.queue.clear();
     bp.place_moved();
-    if !bp.freed.is_empty() || !bp.move_buffer.is_empty() {
+    if bp.anything_changed {
         bp.sweep_pairs();
     }
-    diagnostics.moved_proxies = bp.move_buffer.len();
     bp.find_new_pairs();
-    bp.changed |= !bp.removed_pairs.is_empty();
+    bp.anything_changed |= !bp.removed_pairs.is_empty();
     let freed = core::mem::take(&mut bp.freed);
     bp.free.extend_from_slice(&freed);
     bp.freed = freed;
@@ -631,5 +761,6 @@ pub(crate) fn update_broad_phase(
     diagnostics.colliders = bp.proxy_count();
     diagnostics.invalid_colliders = bp.invalid.len();
     diagnostics.candidate_pairs = bp.candidate_count();
+    diagnostics.moved_proxies = bp.move_buffer.len();
     diagnostics.timings.broad_phase = timer.elapsed();
 }

@@ -114,27 +114,24 @@ impl Contacts {
         }
     }
 
-    /// Records the verdict of the test of the pair of `a` and `b` in `slot`, `contact`'s normal
-    /// pointing from `a` to `b`: a start, an end, or a new contact for a pair that still touches.
-    fn record(&mut self, slot: u32, a: Entity, b: Entity, contact: Option<Contact>) {
+    /// Records the verdict of the test of the pair in `slot`, `contact`'s normal pointing from its
+    /// first collider to its second: a start, an end, or a new contact for a pair that still touches.
+    /// `entities` gives the pair's colliders, the lower first, for a start.
+    fn record(
+        &mut self,
+        slot: u32,
+        contact: Option<Contact>,
+        entities: impl FnOnce() -> (Entity, Entity),
+    ) {
         let held = &mut self.slots[slot as usize];
         match (held.as_mut(), contact) {
-            (Some(pair), Some(contact)) => {
-                pair.contact = if a < b { contact } else { contact.flipped() };
-            }
+            (Some(pair), Some(contact)) => pair.contact = contact,
             (None, Some(contact)) => {
-                let pair = if a < b {
-                    PairContact {
-                        collider1: a,
-                        collider2: b,
-                        contact,
-                    }
-                } else {
-                    PairContact {
-                        collider1: b,
-                        collider2: a,
-                        contact: contact.flipped(),
-                    }
+                let (collider1, collider2) = entities();
+                let pair = PairContact {
+                    collider1,
+                    collider2,
+                    contact,
                 };
                 *held = Some(pair);
                 self.index.insert(pair.key(), slot);
@@ -170,13 +167,15 @@ pub(crate) fn find_contacts(
         contacts.slots.resize(pairs.len(), None);
         let mode = settings.overlap_mode;
         let test = move |slot: usize, pair: &Pair| {
-            if pair.is_free() {
+            if pair.is_free() || !(test_all || bp.changed_now(pair.a) || bp.changed_now(pair.b)) {
                 return None;
             }
-            let (a, b) = (bp.proxy(pair.a), bp.proxy(pair.b));
-            (test_all || bp.changed_now(a) || bp.changed_now(b))
-                .then(|| (slot as u32, a.shape.contact(&b.shape, mode)))
+            Some((
+                slot as u32,
+                bp.shape(pair.a).contact(bp.shape(pair.b), mode),
+            ))
         };
+        let entities = |pair: Pair| move || (bp.proxy(pair.a).entity, bp.proxy(pair.b).entity);
         let mut verdicts = core::mem::take(&mut contacts.task_verdicts);
         match pool_for(pairs.len()) {
             Some(pool) => {
@@ -188,26 +187,20 @@ pub(crate) fn find_contacts(
                         out.clear();
                         scope.spawn(async move {
                             let first = k * chunk;
-                            out.extend(
-                                run.iter()
-                                    .enumerate()
-                                    .filter_map(|(j, pair)| test(first + j, pair)),
-                            );
+                            let tested = run.iter().enumerate();
+                            out.extend(tested.filter_map(|(j, pair)| test(first + j, pair)));
                         });
                     }
                 });
                 for &(slot, contact) in verdicts.iter().flatten() {
-                    let pair = pairs[slot as usize];
-                    let (a, b) = (bp.proxy(pair.a).entity, bp.proxy(pair.b).entity);
-                    contacts.record(slot, a, b, contact);
+                    contacts.record(slot, contact, entities(pairs[slot as usize]));
                 }
                 diagnostics.tested_pairs = verdicts.iter().map(Vec::len).sum();
             }
             None => {
                 for (slot, pair) in pairs.iter().enumerate() {
                     if let Some((slot, contact)) = test(slot, pair) {
-                        let (a, b) = (bp.proxy(pair.a).entity, bp.proxy(pair.b).entity);
-                        contacts.record(slot, a, b, contact);
+                        contacts.record(slot, contact, entities(*pair));
                         diagnostics.tested_pairs += 1;
                     }
                 }

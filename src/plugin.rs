@@ -17,7 +17,7 @@ use crate::events::{
 use crate::geometry::OverlapMode;
 use crate::layers::{CollisionLayers, restore_default_layers};
 use crate::narrow_phase::{Contacts, find_contacts};
-use crate::prepare::{PreparedShapes, update_world_shapes};
+use crate::prepare::update_world_shapes;
 
 /// Collision detection for every entity with a [`Collider`].
 ///
@@ -56,7 +56,6 @@ impl Plugin for RectCollisionPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<CollisionSettings>()
             .init_resource::<CollisionDiagnostics>()
-            .init_resource::<PreparedShapes>()
             .init_resource::<BroadPhase>()
             .init_resource::<Contacts>()
             .init_resource::<SpareEntitySets>()

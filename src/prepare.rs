@@ -1,5 +1,5 @@
 //! The prepare stage: each collider's [`ColliderWorldShape`] from its [`Collider`] and
-//! `GlobalTransform`, rebuilt when either changed, and the list of what changed for the broad phase.
+//! `GlobalTransform`, rebuilt when either changed.
 
 use core::panic::Location;
 
@@ -9,13 +9,12 @@ use bevy::ecs::change_detection::{
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
-use crate::collider::{Collider, ColliderDisabled, ColliderWorldShape, InvalidCollider};
+use crate::collider::{Collider, ColliderWorldShape, InvalidCollider};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
-use crate::layers::CollisionLayers;
 
-/// The colliders whose `Collider`, `GlobalTransform` or `CollisionLayers` changed since the prepare
-/// stage last ran, one at a time: for worlds whose tables cannot be read as slices.
+/// The colliders whose `Collider` or `GlobalTransform` changed since the prepare stage last ran, one at
+/// a time: for worlds whose tables cannot be read as slices.
 type ChangedColliders<'w, 's> = Query<
     'w,
     's,
@@ -25,18 +24,12 @@ type ChangedColliders<'w, 's> = Query<
         &'static GlobalTransform,
         &'static mut ColliderWorldShape,
         Has<InvalidCollider>,
-        Has<ColliderDisabled>,
-        Ref<'static, CollisionLayers>,
     ),
-    Or<(
-        Changed<Collider>,
-        Changed<GlobalTransform>,
-        Changed<CollisionLayers>,
-    )>,
+    Or<(Changed<Collider>, Changed<GlobalTransform>)>,
 >;
 
-/// Every collider, with the change ticks of its `Collider`, `GlobalTransform` and `CollisionLayers`:
-/// read a table at a time, as slices, where [`ChangedColliders`] yields one collider at a time.
+/// Every collider, with the change ticks of its `Collider` and `GlobalTransform`: read a table at a
+/// time, as slices, where [`ChangedColliders`] yields one collider at a time.
 type ColliderTables<'w, 's> = Query<
     'w,
     's,
@@ -46,8 +39,6 @@ type ColliderTables<'w, 's> = Query<
         Ref<'static, GlobalTransform>,
         &'static mut ColliderWorldShape,
         Has<InvalidCollider>,
-        Has<ColliderDisabled>,
-        Ref<'static, CollisionLayers>,
     ),
 >;
 
@@ -55,24 +46,10 @@ type ColliderTables<'w, 's> = Query<
 const PARALLEL_THRESHOLD: usize = 2048;
 /// How many change ticks are compared at a time, without a branch, before the rows they belong to are
 /// read one by one.
-const TICK_BLOCK: usize = 64;
-
-/// An enabled collider whose world shape or layers changed this update: its new shape (`None` when it
-/// turned invalid) and its layers.
-pub(crate) type ShapeChange = (Entity, Option<WorldShape>, CollisionLayers);
-
-/// What the prepare stage hands the broad phase: the enabled colliders whose shape or layers changed
-/// this update, in the order of Bevy's tables.
-#[derive(Resource, Debug, Default)]
-pub(crate) struct PreparedShapes {
-    pub(crate) changed: Vec<ShapeChange>,
-    /// One list per task of a split table, kept between updates.
-    task_lists: Vec<Vec<ShapeChange>>,
-}
+pub(crate) const TICK_BLOCK: usize = 64;
 
 /// Rebuilds [`ColliderWorldShape`] for every collider whose `Collider` or `GlobalTransform` changed,
-/// lists the enabled ones whose shape or layers changed in [`PreparedShapes`], and warns once per
-/// entity when one becomes invalid.
+/// marking it changed only where the shape did, and warns once per entity when one becomes invalid.
 ///
 /// The colliders are read a table at a time, as slices (Bevy's contiguous iteration), with the change
 /// ticks compared in the loop, which `collision_bench`'s workload W1 shows to pay over the query
@@ -81,22 +58,14 @@ pub(crate) struct PreparedShapes {
 /// Bevy's compute task pool when it has more than one thread, a run of rows a task.
 pub(crate) fn update_world_shapes(
     mut colliders: ParamSet<(ChangedColliders, ColliderTables)>,
-    mut prepared: ResMut<PreparedShapes>,
     mut diagnostics: ResMut<CollisionDiagnostics>,
     commands: ParallelCommands,
 ) {
     let timer = StageTimer::start();
-    let PreparedShapes {
-        changed,
-        task_lists,
-    } = &mut *prepared;
-    changed.clear();
     let mut tables = colliders.p1();
     match tables.contiguous_iter_mut().ok() {
         Some(tables) => {
-            for (entities, colliders, transforms, world_shapes, was_invalid, disabled, layers) in
-                tables
-            {
+            for (entities, colliders, transforms, world_shapes, was_invalid) in tables {
                 let (world_shapes, mut world_shape_ticks) =
                     ContiguousMut::bypass_change_detection_split(world_shapes);
                 let (last_run, this_run) = (colliders.last_run_tick(), colliders.this_run_tick());
@@ -104,34 +73,27 @@ pub(crate) fn update_world_shapes(
                     entities,
                     collider_ticks: colliders.changed_ticks_slice(),
                     transform_ticks: transforms.changed_ticks_slice(),
-                    layer_ticks: layers.changed_ticks_slice(),
                     colliders: colliders.into_inner(),
                     transforms: transforms.into_inner(),
-                    layers: layers.into_inner(),
                     world_shapes,
                     world_shape_ticks: world_shape_ticks.changed_mut(),
                 };
                 let table = Table {
                     was_invalid,
-                    disabled,
                     since: ChangedSince::new(last_run, this_run),
                     this_run,
                 };
                 match pool_for(rows.entities.len()) {
-                    Some(pool) => {
-                        rebuild_rows_split(pool, &commands, rows, table, changed, task_lists)
-                    }
-                    None => rebuild_rows(&commands, rows, table, |change| changed.push(change)),
+                    Some(pool) => rebuild_rows_split(pool, &commands, rows, table),
+                    None => rebuild_rows(&commands, rows, table),
                 }
                 record_callers(&mut world_shape_ticks, this_run);
             }
         }
         None => {
-            for (entity, collider, transform, mut world_shape, was_invalid, disabled, layers) in
-                &mut colliders.p0()
-            {
+            for (entity, collider, transform, mut world_shape, was_invalid) in &mut colliders.p0() {
                 let shape = collider.world_shape_from_transform(transform);
-                let new = changed_world_shape(
+                if let Some(shape) = changed_world_shape(
                     &commands,
                     entity,
                     collider,
@@ -139,12 +101,8 @@ pub(crate) fn update_world_shapes(
                     shape,
                     &world_shape,
                     was_invalid,
-                );
-                if let Some(shape) = new {
+                ) {
                     world_shape.0 = shape;
-                }
-                if !disabled && (new.is_some() || layers.is_changed()) {
-                    changed.push((entity, world_shape.0, *layers));
                 }
             }
         }
@@ -164,14 +122,14 @@ fn pool_for(rows: usize) -> Option<&'static TaskPool> {
 /// against the same runs, in a form that the compiler turns into vector instructions: a subtraction
 /// and a comparison a tick.
 #[derive(Clone, Copy, Debug)]
-struct ChangedSince {
+pub(crate) struct ChangedSince {
     this_run: u32,
     /// How many ticks ago the last run was, at most `MAX_CHANGE_AGE`.
     ticks_since_last_run: u32,
 }
 
 impl ChangedSince {
-    fn new(last_run: Tick, this_run: Tick) -> Self {
+    pub(crate) fn new(last_run: Tick, this_run: Tick) -> Self {
         let ticks_since_last_run = this_run.get().wrapping_sub(last_run.get());
         Self {
             this_run: this_run.get(),
@@ -185,7 +143,7 @@ impl ChangedSince {
     /// clamped or not, so the tick's clamp is left out, and the test of a block of ticks becomes a
     /// few vector instructions.
     #[inline(always)]
-    fn holds(self, tick: Tick) -> bool {
+    pub(crate) fn holds(self, tick: Tick) -> bool {
         self.this_run.wrapping_sub(tick.get()) < self.ticks_since_last_run
     }
 }
@@ -194,7 +152,6 @@ impl ChangedSince {
 #[derive(Clone, Copy)]
 struct Table {
     was_invalid: bool,
-    disabled: bool,
     since: ChangedSince,
     this_run: Tick,
 }
@@ -205,10 +162,8 @@ struct Rows<'a> {
     entities: &'a [Entity],
     colliders: &'a [Collider],
     transforms: &'a [GlobalTransform],
-    layers: &'a [CollisionLayers],
     collider_ticks: &'a [Tick],
     transform_ticks: &'a [Tick],
-    layer_ticks: &'a [Tick],
     world_shapes: &'a mut [ColliderWorldShape],
     world_shape_ticks: &'a mut [Tick],
 }
@@ -219,10 +174,8 @@ impl Rows<'_> {
         let (entities, entities_rest) = self.entities.split_at(mid);
         let (colliders, colliders_rest) = self.colliders.split_at(mid);
         let (transforms, transforms_rest) = self.transforms.split_at(mid);
-        let (layers, layers_rest) = self.layers.split_at(mid);
         let (collider_ticks, collider_ticks_rest) = self.collider_ticks.split_at(mid);
         let (transform_ticks, transform_ticks_rest) = self.transform_ticks.split_at(mid);
-        let (layer_ticks, layer_ticks_rest) = self.layer_ticks.split_at(mid);
         let (world_shapes, world_shapes_rest) = self.world_shapes.split_at_mut(mid);
         let (world_shape_ticks, world_shape_ticks_rest) = self.world_shape_ticks.split_at_mut(mid);
         (
@@ -230,10 +183,8 @@ impl Rows<'_> {
                 entities,
                 colliders,
                 transforms,
-                layers,
                 collider_ticks,
                 transform_ticks,
-                layer_ticks,
                 world_shapes,
                 world_shape_ticks,
             },
@@ -241,10 +192,8 @@ impl Rows<'_> {
                 entities: entities_rest,
                 colliders: colliders_rest,
                 transforms: transforms_rest,
-                layers: layers_rest,
                 collider_ticks: collider_ticks_rest,
                 transform_ticks: transform_ticks_rest,
-                layer_ticks: layer_ticks_rest,
                 world_shapes: world_shapes_rest,
                 world_shape_ticks: world_shape_ticks_rest,
             },
@@ -252,99 +201,71 @@ impl Rows<'_> {
     }
 }
 
-/// Rebuilds the world shapes of the `rows` whose `Collider` or `GlobalTransform` changed, marking each
-/// world shape that changed as changed, as a `Mut` would; calls `changed` for each enabled collider
-/// whose shape or layers changed.
-///
-/// The rows are taken [`TICK_BLOCK`] at a time, and a block none of whose rows changed is passed over
+/// Calls `visit` with each row whose tick in `ticks` (one or two columns) is newer than `since`. The
+/// rows are taken [`TICK_BLOCK`] at a time, and a block none of whose rows changed is passed over
 /// after one test of its ticks without a branch, which workloads W3 and W7 (colliders at rest) show
 /// to pay.
 #[inline(always)]
-fn rebuild_rows(
-    commands: &ParallelCommands,
-    rows: Rows,
-    table: Table,
-    mut changed: impl FnMut(ShapeChange),
+pub(crate) fn for_each_changed_row(
+    len: usize,
+    changed: impl Fn(usize) -> bool,
+    mut visit: impl FnMut(usize),
 ) {
-    let since = table.since;
-    let moved =
-        |row: usize| since.holds(rows.collider_ticks[row]) | since.holds(rows.transform_ticks[row]);
-    let relayered = |row: usize| since.holds(rows.layer_ticks[row]);
-    let any = |row: usize| moved(row) | relayered(row);
-    let len = rows.entities.len();
     for block_start in (0..len).step_by(TICK_BLOCK) {
         let block = block_start..(block_start + TICK_BLOCK).min(len);
-        // A block whose rows did not change is passed over after one comparison of its ticks without a
-        // branch; where the first row changed, that settles it.
-        if !any(block_start) && !block.clone().fold(false, |found, row| found | any(row)) {
+        // Where the first row changed, that settles it.
+        if !changed(block_start) && !block.clone().fold(false, |found, row| found | changed(row)) {
             continue;
         }
-        for row in block {
-            if !any(row) {
-                continue;
-            }
-            let mut new = None;
-            if moved(row) {
-                let (entity, collider, transform) = (
-                    rows.entities[row],
-                    &rows.colliders[row],
-                    &rows.transforms[row],
-                );
-                let shape = collider.world_shape_from_transform(transform);
-                let old = &rows.world_shapes[row];
-                new = changed_world_shape(
-                    commands,
-                    entity,
-                    collider,
-                    transform,
-                    shape,
-                    old,
-                    table.was_invalid,
-                );
-                if let Some(shape) = new {
-                    rows.world_shapes[row].0 = shape;
-                    rows.world_shape_ticks[row] = table.this_run;
-                }
-            }
-            if !table.disabled && (new.is_some() || relayered(row)) {
-                changed((
-                    rows.entities[row],
-                    rows.world_shapes[row].0,
-                    rows.layers[row],
-                ));
-            }
+        for row in block.filter(|&row| changed(row)) {
+            visit(row);
         }
     }
 }
 
-/// [`rebuild_rows`] split over `pool`, a run of rows a task, each task listing its changes in one of
-/// `task_lists` (kept between updates); the lists are added to `changed` in the rows' order.
-fn rebuild_rows_split(
-    pool: &TaskPool,
-    commands: &ParallelCommands,
-    rows: Rows,
-    table: Table,
-    changed: &mut Vec<ShapeChange>,
-    task_lists: &mut Vec<Vec<ShapeChange>>,
-) {
-    let tasks = pool.thread_num() * 4;
-    let run_len = rows.entities.len().div_ceil(tasks);
-    task_lists.resize_with(tasks, Vec::new);
-    pool.scope(|scope| {
-        let mut rest = rows;
-        for list in task_lists.iter_mut() {
-            let run_end = run_len.min(rest.entities.len());
-            let (run, after) = rest.split_at(run_end);
-            rest = after;
-            list.clear();
-            scope.spawn(async move {
-                rebuild_rows(commands, run, table, |change| list.push(change));
-            });
+/// Rebuilds the world shapes of the `rows` whose `Collider` or `GlobalTransform` changed, marking each
+/// world shape that changed as changed, as a `Mut` would.
+#[inline(always)]
+fn rebuild_rows(commands: &ParallelCommands, rows: Rows, table: Table) {
+    let since = table.since;
+    let changed =
+        |row: usize| since.holds(rows.collider_ticks[row]) | since.holds(rows.transform_ticks[row]);
+    for_each_changed_row(rows.entities.len(), changed, |row| {
+        let (entity, collider, transform) = (
+            rows.entities[row],
+            &rows.colliders[row],
+            &rows.transforms[row],
+        );
+        let shape = collider.world_shape_from_transform(transform);
+        let old = &rows.world_shapes[row];
+        if let Some(shape) = changed_world_shape(
+            commands,
+            entity,
+            collider,
+            transform,
+            shape,
+            old,
+            table.was_invalid,
+        ) {
+            rows.world_shapes[row].0 = shape;
+            rows.world_shape_ticks[row] = table.this_run;
         }
     });
-    for list in task_lists.iter() {
-        changed.extend_from_slice(list);
-    }
+}
+
+/// [`rebuild_rows`] split over `pool`, a run of rows a task.
+fn rebuild_rows_split(pool: &TaskPool, commands: &ParallelCommands, rows: Rows, table: Table) {
+    let tasks = pool.thread_num() * 4;
+    let run_len = rows.entities.len().div_ceil(tasks);
+    pool.scope(|scope| {
+        let mut rest = rows;
+        while !rest.entities.is_empty() {
+            let mid = run_len.min(rest.entities.len());
+            let (run, after) = rest.split_at(mid);
+            rest = after;
+            scope.spawn(async move { rebuild_rows(commands, run, table) });
+        }
+    });
 }
 
 /// Records, for the world shapes changed in this run, where they were changed, as `Mut` does under

@@ -58,8 +58,8 @@ impl SpatialQuery<'_, '_> {
         hit: impl Fn(&WorldShape) -> bool,
     ) -> Vec<Entity> {
         let mut found = Vec::new();
-        self.broad_phase.query(region, |proxy| {
-            if hit(&proxy.shape) && self.matches(proxy, layers) {
+        self.broad_phase.query(region, |proxy, shape| {
+            if hit(shape) && self.matches(proxy, layers) {
                 found.push(proxy.entity);
             }
         });
@@ -120,9 +120,9 @@ impl SpatialQuery<'_, '_> {
         let query_shape = collider.world_shape(pose)?;
         let mode = self.settings.overlap_mode;
         let mut first: Option<Entity> = None;
-        self.broad_phase.query(&query_shape.aabb(), |proxy| {
+        self.broad_phase.query(&query_shape.aabb(), |proxy, shape| {
             if first.is_none_or(|first| proxy.entity < first)
-                && query_shape.intersects(&proxy.shape, mode)
+                && query_shape.intersects(shape, mode)
                 && self.matches(proxy, layers)
             {
                 first = Some(proxy.entity);
@@ -147,8 +147,8 @@ impl SpatialQuery<'_, '_> {
             ray.origin,
             *ray.direction,
             max_distance,
-            |proxy, reach| {
-                if let Some(hit) = ray_cast(&proxy.shape, ray, reach) {
+            |proxy, shape, reach| {
+                if let Some(hit) = ray_cast(shape, ray, reach) {
                     let better = best.is_none_or(|(entity, best)| {
                         hit.distance
                             .total_cmp(&best.distance)

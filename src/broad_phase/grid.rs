@@ -23,6 +23,8 @@ pub(crate) struct LooseGrid {
     inverse: f32,
     /// A power of two of buckets, each the entries of the cells hashed to it.
     buckets: Vec<Vec<Entry>>,
+    /// 64 less the bits of a bucket's index.
+    shift: u32,
     len: usize,
     /// A box around every fat AABB inserted since the grid was made: the reach of a ray.
     bounds: Aabb2d,
@@ -42,6 +44,7 @@ impl LooseGrid {
             cell_size,
             inverse: cell_size.recip(),
             buckets: vec![Vec::new(); buckets],
+            shift: 64 - buckets.trailing_zeros(),
             len: 0,
             bounds: Aabb2d {
                 min: Vec2::INFINITY,
@@ -72,19 +75,23 @@ impl LooseGrid {
         (fat.max - fat.min).max_element() <= self.cell_size * (1.0 - 1.0 / 64.0)
     }
 
+    /// The cell holding `point`.
     #[inline]
-    fn cell_of(&self, point: Vec2) -> IVec2 {
-        // Float-to-integer casts saturate, so a far-away point lands in an edge cell, not a wrong one.
-        (point * self.inverse).floor().as_ivec2()
+    pub(crate) fn cell_of(&self, point: Vec2) -> IVec2 {
+        // The floor by a truncating cast, corrected below zero: `f32::floor` is a call into the C
+        // library on targets without SSE4.1. Casts saturate, so a far-away point lands in an edge
+        // cell, not a wrong one.
+        let scaled = point * self.inverse;
+        let truncated = scaled.as_ivec2();
+        truncated.saturating_sub(IVec2::from(scaled.cmplt(truncated.as_vec2())))
     }
 
     #[inline]
     fn bucket_of(&self, cell: IVec2) -> usize {
-        // Two large odd constants mix the coordinates (the hash of Teschner et al., "Optimized Spatial
-        // Hashing for Collision Detection of Deformable Objects").
-        let hash =
-            (cell.x as u32).wrapping_mul(0x9E37_79B1) ^ (cell.y as u32).wrapping_mul(0x85EB_CA77);
-        hash as usize & (self.buckets.len() - 1)
+        // Fibonacci hashing of the two coordinates packed in one word: the multiplication's high bits
+        // mix every bit of both, where its low bits would keep the coordinates' low bits apart.
+        let packed = (u64::from(cell.x as u32) << 32) | u64::from(cell.y as u32);
+        (packed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
     /// Adds `proxy` with its fat AABB, which must fit ([`Self::fits`]).
