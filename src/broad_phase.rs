@@ -268,27 +268,22 @@ impl BroadPhase {
                 reach = reach.min(shortened);
                 shortened
             });
-        // The grid is read a stretch of the segment at a time, so that a hit ends the search, and a
-        // long or endless ray stops where the grid's proxies end.
+        // The grid is walked along the segment, so that a hit ends the search, and a long or endless
+        // ray stops where the grid's proxies end. Each proxy is tested against the segment by its fat
+        // AABB before `visit` is.
         let Some((enter, exit)) = segment_in(&self.grid.bounds(), origin, direction, reach) else {
             return;
         };
-        let stretch = 4.0 * self.grid.cell_size();
-        let mut from = enter;
-        loop {
-            let to = (from + stretch).min(exit).min(reach);
-            let (a, b) = (origin + direction * from, origin + direction * to);
-            let piece = Aabb2d {
-                min: a.min(b),
-                max: a.max(b),
-            };
-            self.grid
-                .query(&piece, |id| reach = reach.min(visit_id(id, reach)));
-            if to >= exit.min(reach) {
-                return;
-            }
-            from = to;
-        }
+        self.grid.ray_cast(
+            origin,
+            direction,
+            enter,
+            exit.min(reach),
+            |id, fat, reach| match segment_in(fat, origin, direction, reach) {
+                Some(_) => visit_id(id, reach),
+                None => reach,
+            },
+        );
     }
 
     fn proxy_id(&self, entity: Entity) -> Option<u32> {

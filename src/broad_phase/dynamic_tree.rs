@@ -132,6 +132,10 @@ impl DynamicTree {
     /// Calls `visit` with the id and payload of every proxy whose box overlaps `aabb` (touching
     /// counts), until `visit` returns `false`.
     pub(crate) fn query(&self, aabb: &Aabb2d, mut visit: impl FnMut(u32, u32) -> bool) {
+        // An empty tree is the common case of a world without large proxies: no stack to set up.
+        if self.root == NULL {
+            return;
+        }
         let mut stack = Stack::new(self.root);
         while let Some(index) = stack.pop() {
             let node = &self.nodes[index as usize];
@@ -160,6 +164,9 @@ impl DynamicTree {
         max_distance: f32,
         mut visit: impl FnMut(u32, u32, f32) -> f32,
     ) {
+        if self.root == NULL {
+            return;
+        }
         let inverse = direction.recip();
         let mut reach = max_distance;
         // Where the segment enters `aabb`, if it does within `reach`.

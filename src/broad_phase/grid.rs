@@ -53,11 +53,6 @@ impl LooseGrid {
         }
     }
 
-    /// The side of a cell.
-    pub(crate) fn cell_size(&self) -> f32 {
-        self.cell_size
-    }
-
     /// A box around every proxy in the grid, and perhaps around some that left it.
     pub(crate) fn bounds(&self) -> Aabb2d {
         self.bounds
@@ -92,6 +87,12 @@ impl LooseGrid {
         // mix every bit of both, where its low bits would keep the coordinates' low bits apart.
         let packed = (u64::from(cell.x as u32) << 32) | u64::from(cell.y as u32);
         (packed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// The entries of the bucket of `cell`, which may hold other cells' too.
+    #[inline]
+    fn slots_of(&self, cell: IVec2) -> &[Entry] {
+        &self.buckets[self.bucket_of(cell)]
     }
 
     /// Adds `proxy` with its fat AABB, which must fit ([`Self::fits`]).
@@ -139,6 +140,68 @@ impl LooseGrid {
                         visit(entry.proxy);
                     }
                 }
+            }
+        }
+    }
+
+    /// Calls `visit` with the proxies that may meet the segment from `origin` along the unit
+    /// `direction`, from `enter` to the reach that `visit` returns (at first `reach`), in the order
+    /// the segment reaches their cells: each cell the segment crosses (Amanatides and Woo, "A Fast
+    /// Voxel Traversal Algorithm for Ray Tracing"), with the cells below and to the left of it, whose
+    /// proxies may reach into it. A proxy meets the segment first in a cell that is visited before
+    /// the segment leaves it, so the walk ends once it passes the reach. A proxy may be visited twice.
+    /// `visit` is given each proxy's fat AABB.
+    pub(crate) fn ray_cast(
+        &self,
+        origin: Vec2,
+        direction: Vec2,
+        enter: f32,
+        mut reach: f32,
+        mut visit: impl FnMut(u32, &Aabb2d, f32) -> f32,
+    ) {
+        let mut cell = self.cell_of(origin + direction * enter);
+        let step = IVec2::new(
+            if direction.x < 0.0 { -1 } else { 1 },
+            if direction.y < 0.0 { -1 } else { 1 },
+        );
+        // Where along the ray it crosses the next cell edge on each axis, and how far apart the
+        // crossings are; never, along an axis the ray does not move on.
+        let crossing = |axis: usize| {
+            if direction[axis] == 0.0 {
+                return (f32::INFINITY, f32::INFINITY);
+            }
+            let edge = (cell[axis] + i32::from(step[axis] > 0)) as f32 * self.cell_size;
+            let apart = self.cell_size / direction[axis].abs();
+            (((edge - origin[axis]) / direction[axis]).max(enter), apart)
+        };
+        let ((mut next_x, apart_x), (mut next_y, apart_y)) = (crossing(0), crossing(1));
+        // The cells read lately, so that the cells shared by neighbouring steps are read once.
+        let mut recent = [IVec2::MAX; 16];
+        let mut read = 0;
+        loop {
+            for offset in [IVec2::ZERO, IVec2::NEG_X, IVec2::NEG_Y, IVec2::NEG_ONE] {
+                let near = cell.saturating_add(offset);
+                if recent.contains(&near) {
+                    continue;
+                }
+                recent[read % recent.len()] = near;
+                read += 1;
+                for entry in self.slots_of(near) {
+                    if entry.cell == near {
+                        reach = reach.min(visit(entry.proxy, &entry.fat, reach));
+                    }
+                }
+            }
+            let next = next_x.min(next_y);
+            if next.is_nan() || next > reach {
+                return;
+            }
+            if next_x < next_y {
+                cell.x = cell.x.saturating_add(step.x);
+                next_x += apart_x;
+            } else {
+                cell.y = cell.y.saturating_add(step.y);
+                next_y += apart_y;
             }
         }
     }
@@ -235,6 +298,50 @@ mod tests {
             );
         }
         grid.validate();
+    }
+
+    /// Whether the segment from `origin` along the unit `direction` within `reach` meets `aabb`.
+    fn segment_meets(aabb: &Aabb2d, origin: Vec2, direction: Vec2, reach: f32) -> bool {
+        let (near, far) = (
+            (aabb.min - origin) / direction,
+            (aabb.max - origin) / direction,
+        );
+        near.min(far).max_element().max(0.0) <= far.max(near).min_element().min(reach)
+    }
+
+    /// Segments in every direction, axis-aligned ones included, walk the cells of every box they
+    /// meet, from random boxes of all sizes up to a cell's.
+    #[test]
+    fn ray_casts_reach_every_box_the_segment_meets() {
+        let mut rng = TestRng::new(0x4a7_ca57);
+        let (side, cell) = (30.0, 2.5);
+        let mut grid = LooseGrid::new(cell, 16);
+        let boxes: Vec<Aabb2d> = (0..400).map(|_| random_box(&mut rng, side, cell)).collect();
+        for (proxy, fat) in boxes.iter().enumerate() {
+            grid.insert(proxy as u32, *fat);
+        }
+        for case in 0..2000 {
+            let origin = Vec2::new(rng.range(-side, side), rng.range(-side, side));
+            let angle = match case % 5 {
+                0 => (rng.below(8) as f32) * core::f32::consts::FRAC_PI_4,
+                _ => rng.range(0.0, core::f32::consts::TAU),
+            };
+            let direction = Vec2::from_angle(angle);
+            let reach = rng.range(0.0, 40.0);
+            let mut visited = vec![false; boxes.len()];
+            grid.ray_cast(origin, direction, 0.0, reach, |proxy, _, reach| {
+                visited[proxy as usize] = true;
+                reach
+            });
+            for (proxy, fat) in boxes.iter().enumerate() {
+                if segment_meets(fat, origin, direction, reach) {
+                    assert!(
+                        visited[proxy],
+                        "case {case}: box {proxy} {fat:?} met by the segment"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
