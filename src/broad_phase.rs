@@ -42,6 +42,9 @@ const NOWHERE: Aabb2d = Aabb2d {
 /// many, small enough to add few pairs whose shapes are apart (workload W1 of `collision_bench`).
 const MARGIN_SHARE: f32 = 0.25;
 
+/// A moved proxy's fat AABB reaches this many of its last moves ahead (Box2D v2's `b2_aabbMultiplier`).
+const PREDICTED_MOVES: f32 = 4.0;
+
 /// The grid's cells are this many times the median width of the fat AABBs when the cell size is
 /// picked: every proxy up to that many times the median lives in the grid (workloads `sizes` and
 /// `level`).
@@ -296,7 +299,7 @@ impl BroadPhase {
         let proxy = Proxy {
             entity,
             layers,
-            fat: fatten(&shape),
+            fat: fatten(&shape, Vec2::ZERO, 0.0),
             old_fat: NOWHERE,
             node: NULL,
             relayered_at: 0,
@@ -338,6 +341,7 @@ impl BroadPhase {
     /// Gives the proxy `id` a new shape and layers; puts it in the move buffer when its box left its
     /// fat AABB or its layers changed.
     fn update(&mut self, id: u32, shape: WorldShape, layers: CollisionLayers) {
+        let displacement = shape.center() - self.shapes[id as usize].center();
         self.shapes[id as usize] = shape;
         self.changed.set(id);
         self.anything_changed = true;
@@ -359,7 +363,7 @@ impl BroadPhase {
         // Taken out of its structure and put back where it belongs in `place_moved`, in the order of
         // the cells, which reads the grid's memory in far fewer places than the order of the updates.
         if left {
-            proxy.fat = fatten(&shape);
+            proxy.fat = fatten(&shape, displacement, self.grid.widest());
         }
     }
 
@@ -646,10 +650,27 @@ impl BroadPhase {
     }
 }
 
-/// `shape`'s box grown by its margin ([`MARGIN_SHARE`]).
-fn fatten(shape: &WorldShape) -> Aabb2d {
+/// `shape`'s box grown by its margin ([`MARGIN_SHARE`]) and stretched along `displacement`, its last
+/// move ([`PREDICTED_MOVES`]).
+fn fatten(shape: &WorldShape, displacement: Vec2, widest: f32) -> Aabb2d {
     let aabb = shape.aabb();
-    aabb.grow(Vec2::splat(MARGIN_SHARE * aabb.half_size().max_element()))
+    let fat = aabb.grow(Vec2::splat(MARGIN_SHARE * aabb.half_size().max_element()));
+    // Stretched ahead along the last move, as Box2D v2's `b2DynamicTree::MoveProxy` does, so that a
+    // collider that keeps its course stays in its fat AABB for several moves, however fast it goes
+    // (workload `bullets`); but not past the widest box the grid holds: a move that would stretch it
+    // further is a jump (a teleport, workload W5), which says nothing of the next.
+    let stretch = PREDICTED_MOVES * displacement;
+    let room = Vec2::splat(widest) - (fat.max - fat.min);
+    let stretch = if stretch.abs().cmple(room).all() {
+        stretch
+    } else {
+        Vec2::ZERO
+    };
+    let (ahead, behind) = (stretch.max(Vec2::ZERO), stretch.min(Vec2::ZERO));
+    Aabb2d {
+        min: fat.min + behind,
+        max: fat.max + ahead,
+    }
 }
 
 /// Where the segment from `origin` along `direction` within `reach` enters and leaves `aabb`, if it

@@ -7,6 +7,10 @@
 use bevy::math::bounding::{Aabb2d, BoundingVolume, IntersectsVolume};
 use bevy::math::{IVec2, Vec2};
 
+/// The entries every bucket has room for from the start: a cell holds one to three proxies of the
+/// median width, and a bucket about one cell.
+const BUCKET_ROOM: usize = 4;
+
 /// One proxy in a bucket: its id, its cell and its fat AABB, side by side so that a query reads the
 /// bucket in sequence.
 #[derive(Clone, Copy, Debug)]
@@ -43,7 +47,11 @@ impl LooseGrid {
         Self {
             cell_size,
             inverse: cell_size.recip(),
-            buckets: vec![Vec::new(); buckets],
+            // Room in every bucket for a few entries from the start, so that proxies moving into
+            // buckets they never held do not allocate in a game's steady state.
+            buckets: (0..buckets)
+                .map(|_| Vec::with_capacity(BUCKET_ROOM))
+                .collect(),
             shift: 64 - buckets.trailing_zeros(),
             len: 0,
             bounds: Aabb2d {
@@ -63,11 +71,16 @@ impl LooseGrid {
         self.len
     }
 
-    /// Whether a proxy with this fat AABB may live in the grid. A little narrower than a cell, so that
-    /// the rounding of cell coordinates never puts a proxy two cells away from a box it touches.
+    /// The widest fat AABB the grid holds: a little narrower than a cell, so that the rounding of cell
+    /// coordinates never puts a proxy two cells away from a box it touches.
+    pub(crate) fn widest(&self) -> f32 {
+        self.cell_size * (1.0 - 1.0 / 64.0)
+    }
+
+    /// Whether a proxy with this fat AABB may live in the grid ([`Self::widest`]).
     #[inline]
     pub(crate) fn fits(&self, fat: &Aabb2d) -> bool {
-        (fat.max - fat.min).max_element() <= self.cell_size * (1.0 - 1.0 / 64.0)
+        (fat.max - fat.min).max_element() <= self.widest()
     }
 
     /// The cell holding `point`.
