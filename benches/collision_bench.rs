@@ -18,18 +18,16 @@
 //! runs. `--kinds shuffled` draws each collider's kind at random, where by default the kinds follow
 //! each other in a period of ten (`KindOrder` in the benches' library). `--slow-down K` has the
 //! colliders move and turn at 1/K of their speed after the warm-up, as in a game whose colliders calm
-//! down: the broad phase's builds in the background should come at a slower pace too. `--tables K` (1
+//! down: fewer should leave their fat AABBs. `--tables K` (1
 //! to 4) spreads the colliders over K of Bevy's tables, the i-th collider in table i mod K, as a game's
 //! colliders spread over the component sets of its kinds of entity. `--churn C` despawns C of the
 //! moving colliders a frame and spawns C moving ones, in any workload (W6 churns 1% unless told).
 //! `--layered` puts every collider in one layer that interacts with itself: the same pairs, filtered by
-//! layers. `--per-frame` prints a line for each timed frame: whether the broad phase built its grid,
-//! took in one built in the background or kept the last, whether it started a build in the
-//! background, and each stage's time, to find which frames and stages make a p99; and after the
-//! run, for each kind of update, how many there were, their times and how many went past 1.5 times
-//! the median. `--fps N` starts each update 1/N s after the one before, sleeping between them, as a
-//! game at N frames a second does; without it the updates follow each other at once, which leaves
-//! builds in the background the least time and the machine no time to go idle.
+//! layers. `--per-frame` prints a line for each timed frame: how many proxies the broad phase queried,
+//! how many pairs the narrow phase tested, and each stage's time, to find which frames and stages make
+//! a p99. `--fps N` starts each update 1/N s after the one before, sleeping between them, as a game
+//! at N frames a second does; without it the updates follow each other at once, which leaves the
+//! machine no time to go idle.
 //!
 //! Workloads (colliders are 40% rects, 30% rotated rects, 30% circles, sizes 1 to 3):
 //! - `w1`: uniform moving, in a square of side 4√N;

@@ -24,18 +24,13 @@ use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
 use crate::layers::CollisionLayers;
 use crate::prepare::{ChangedSince, for_each_changed_row};
-use dynamic_tree::DynamicTree;
-use grid::LooseGrid;
+use dynamic_tree::{DynamicTree, segment_in};
+use grid::{LooseGrid, NOWHERE};
 
 /// No proxy, no pair, or a proxy in neither structure.
 const NULL: u32 = u32::MAX;
 /// Where a proxy in the grid is, in place of a tree node.
 const IN_GRID: u32 = u32::MAX - 1;
-/// A box that overlaps nothing: the fat AABB a new proxy had before its update.
-const NOWHERE: Aabb2d = Aabb2d {
-    min: Vec2::INFINITY,
-    max: Vec2::NEG_INFINITY,
-};
 
 /// A proxy's fat AABB is its box grown on every side by this share of its larger half size, before it
 /// is stretched along its last move ([`PREDICTED_MOVES`]): a moving collider leaves it about once in
@@ -86,29 +81,21 @@ impl Pair {
     }
 }
 
-/// One bit per proxy.
+/// A flag per proxy.
 #[derive(Clone, Debug, Default)]
-struct ProxyBits(Vec<u64>);
+struct ProxyFlags(Vec<bool>);
 
-impl ProxyBits {
-    fn clear(&mut self, proxies: usize) {
-        self.0.clear();
-        self.0.resize(proxies.div_ceil(64), 0);
-    }
-
+impl ProxyFlags {
     fn set(&mut self, id: u32) {
-        let word = id as usize / 64;
-        if self.0.len() <= word {
-            self.0.resize(word + 1, 0);
+        if self.0.len() <= id as usize {
+            self.0.resize(id as usize + 1, false);
         }
-        self.0[word] |= 1 << (id % 64);
+        self.0[id as usize] = true;
     }
 
     #[inline]
     fn get(&self, id: u32) -> bool {
-        self.0
-            .get(id as usize / 64)
-            .is_some_and(|word| word & (1 << (id % 64)) != 0)
+        self.0.get(id as usize).copied().unwrap_or(false)
     }
 }
 
@@ -133,9 +120,9 @@ pub struct BroadPhase {
     picked_for: usize,
     move_buffer: Vec<u32>,
     /// The proxies whose shape or layers changed this update, or that were added.
-    changed: ProxyBits,
+    changed: ProxyFlags,
     /// The proxies in the move buffer this update, and those taken out.
-    touched: ProxyBits,
+    touched: ProxyFlags,
     /// The pair set: its pairs in slots that keep their index while the pair lasts, which the narrow
     /// phase keeps its contacts by.
     pairs: Vec<Pair>,
@@ -155,8 +142,6 @@ pub struct BroadPhase {
     anything_changed: bool,
     /// The widths of the fat AABBs, when the cell size is picked.
     widths: Vec<f32>,
-    /// The move buffer keyed by cell, for its sort.
-    keyed: Vec<(u64, u32)>,
     /// The enabled colliders whose shape is invalid, which have no proxy.
     invalid: EntityHashSet,
 }
@@ -164,12 +149,8 @@ pub struct BroadPhase {
 impl BroadPhase {
     /// Every pair in the pair set, as entities: their fat AABBs overlap and their layers interact.
     pub fn candidate_pairs(&self) -> impl Iterator<Item = (Entity, Entity)> + '_ {
-        (self.pairs.iter().filter(|pair| !pair.is_free())).map(|pair| {
-            (
-                self.proxies[pair.a as usize].entity,
-                self.proxies[pair.b as usize].entity,
-            )
-        })
+        (self.pairs.iter().filter(|pair| !pair.is_free()))
+            .map(|pair| (self.proxy(pair.a).entity, self.proxy(pair.b).entity))
     }
 
     /// How many pairs the pair set holds.
@@ -179,23 +160,15 @@ impl BroadPhase {
 
     /// The bounding box of every collider taking part, as of the last update.
     pub fn aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
-        self.live_ids().map(|id| {
-            (
-                self.proxies[id as usize].entity,
-                self.shapes[id as usize].aabb(),
-            )
-        })
+        self.live_ids()
+            .map(|id| (self.proxy(id).entity, self.shape(id).aabb()))
     }
 
     /// The fat AABB of every collider taking part: its box grown by the margin, the box the pairs
     /// are found with.
     pub fn fat_aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
-        self.live_ids().map(|id| {
-            (
-                self.proxies[id as usize].entity,
-                self.proxies[id as usize].fat,
-            )
-        })
+        self.live_ids()
+            .map(|id| (self.proxy(id).entity, self.proxy(id).fat))
     }
 
     /// How many colliders take part.
@@ -275,7 +248,8 @@ impl BroadPhase {
         // The grid is walked along the segment, so that a hit ends the search, and a long or endless
         // ray stops where the grid's proxies end. Each proxy is tested against the segment by its fat
         // AABB before `visit` is.
-        let Some((enter, exit)) = segment_in(&self.grid.bounds(), origin, direction, reach) else {
+        let inverse = direction.recip();
+        let Some((enter, exit)) = segment_in(&self.grid.bounds(), origin, inverse, reach) else {
             return;
         };
         self.grid.ray_cast(
@@ -283,7 +257,7 @@ impl BroadPhase {
             direction,
             enter,
             exit.min(reach),
-            |id, fat, reach| match segment_in(fat, origin, direction, reach) {
+            |id, fat, reach| match segment_in(fat, origin, inverse, reach) {
                 Some(_) => visit_id(id, reach),
                 None => reach,
             },
@@ -361,8 +335,7 @@ impl BroadPhase {
             self.touched.set(id);
             self.move_buffer.push(id);
         }
-        // Taken out of its structure and put back where it belongs in `place_moved`, in the order of
-        // the cells, which reads the grid's memory in far fewer places than the order of the updates.
+        // Taken out of its structure and put back where it belongs in `place_moved`.
         if left {
             proxy.fat = fatten(&shape, displacement, self.grid.widest());
         }
@@ -422,29 +395,11 @@ impl BroadPhase {
             && (self.picked_for == 0
                 || (count >= PICK_AGAIN_FROM
                     && (count > 2 * self.picked_for || 4 * count < self.picked_for)));
-        let mut keyed = core::mem::take(&mut self.keyed);
-        keyed.clear();
-        keyed.extend(
-            self.move_buffer
-                .iter()
-                .filter(|&&id| self.is_live(id))
-                .map(|&id| {
-                    let cell = self.grid.cell_of(self.proxies[id as usize].fat.min);
-                    (
-                        (u64::from(cell.y as u32) << 32) | u64::from(cell.x as u32),
-                        id,
-                    )
-                }),
-        );
-        keyed.sort_unstable();
-        self.move_buffer.clear();
-        self.move_buffer.extend(keyed.iter().map(|&(_, id)| id));
-        self.keyed = keyed;
         if !pick {
             for k in 0..self.move_buffer.len() {
                 let id = self.move_buffer[k];
                 let proxy = &self.proxies[id as usize];
-                if proxy.node == NULL || proxy.fat != proxy.old_fat {
+                if self.is_live(id) && (proxy.node == NULL || proxy.fat != proxy.old_fat) {
                     self.unplace(id);
                     self.place(id);
                 }
@@ -585,19 +540,14 @@ impl BroadPhase {
         self.grid.validate();
         self.tree.validate();
         let live: Vec<u32> = self.live_ids().collect();
-        assert_eq!(
-            self.grid.len() + self.tree.len(),
-            live.len(),
-            "every proxy is placed once"
-        );
+        let placed = self.grid.len() + self.tree.len();
+        assert_eq!(placed, live.len(), "every proxy is placed once");
         for (id, fat) in self.grid.iter() {
+            let proxy = &self.proxies[id as usize];
             assert_eq!(
-                self.proxies[id as usize].node, IN_GRID,
-                "proxy {id} is in the grid"
-            );
-            assert_eq!(
-                self.proxies[id as usize].fat, fat,
-                "proxy {id}'s fat AABB in the grid"
+                (proxy.node, proxy.fat),
+                (IN_GRID, fat),
+                "proxy {id} in the grid"
             );
         }
         for &id in &live {
@@ -610,36 +560,23 @@ impl BroadPhase {
             assert_eq!(
                 self.proxy_id(proxy.entity),
                 Some(id),
-                "proxy {id} is found by its entity"
+                "proxy {id} found by its entity"
             );
             if proxy.node != IN_GRID {
-                assert_eq!(self.tree.user(proxy.node), id, "proxy {id} is in the tree");
-                assert_eq!(
-                    self.tree.fat_aabb(proxy.node),
-                    proxy.fat,
-                    "proxy {id}'s fat AABB in the tree"
-                );
+                let in_tree = (self.tree.user(proxy.node), self.tree.fat_aabb(proxy.node));
+                assert_eq!(in_tree, (id, proxy.fat), "proxy {id} in the tree");
             }
         }
-        let mut expected = Vec::new();
-        for (k, &a) in live.iter().enumerate() {
-            for &b in &live[k + 1..] {
-                let (pa, pb) = (&self.proxies[a as usize], &self.proxies[b as usize]);
-                if pa.fat.intersects(&pb.fat) && pa.layers.interacts_with(&pb.layers) {
-                    expected.push((a.min(b), a.max(b)));
-                }
-            }
-        }
+        let overlapping =
+            |a: &Proxy, b: &Proxy| a.fat.intersects(&b.fat) && a.layers.interacts_with(&b.layers);
+        let expected: Vec<(u32, u32)> = (live.iter().enumerate())
+            .flat_map(|(k, &a)| live[k + 1..].iter().map(move |&b| (a, b)))
+            .filter(|&(a, b)| overlapping(self.proxy(a), self.proxy(b)))
+            .collect();
         let mut held = Vec::new();
         for pair in self.pairs.iter().filter(|pair| !pair.is_free()) {
-            let (a, b) = (
-                &self.proxies[pair.a as usize],
-                &self.proxies[pair.b as usize],
-            );
-            assert!(
-                a.entity < b.entity,
-                "pair {pair:?} has the lower entity first"
-            );
+            let (a, b) = (self.proxy(pair.a).entity, self.proxy(pair.b).entity);
+            assert!(a < b, "pair {pair:?} has the lower entity first");
             held.push((pair.a.min(pair.b), pair.a.max(pair.b)));
         }
         held.sort_unstable();
@@ -674,17 +611,6 @@ fn fatten(shape: &WorldShape, displacement: Vec2, widest: f32) -> Aabb2d {
     }
 }
 
-/// Where the segment from `origin` along `direction` within `reach` enters and leaves `aabb`, if it
-/// meets it (Ericson, Real-Time Collision Detection, 5.3.3: the slabs).
-fn segment_in(aabb: &Aabb2d, origin: Vec2, direction: Vec2, reach: f32) -> Option<(f32, f32)> {
-    let inverse = direction.recip();
-    let near = (aabb.min - origin) * inverse;
-    let far = (aabb.max - origin) * inverse;
-    let enter = near.min(far).max_element().max(0.0);
-    let exit = near.max(far).min_element().min(reach);
-    (enter <= exit).then_some((enter, exit))
-}
-
 /// The enabled colliders with their world shapes and layers, and those components' change ticks.
 type ColliderRows<'w, 's> = Query<
     'w,
@@ -713,8 +639,8 @@ pub(crate) fn update_broad_phase(
     bp.removed_pairs.clear();
     bp.relayered_pairs.clear();
     bp.move_buffer.clear();
-    bp.changed.clear(bp.proxies.len());
-    bp.touched.clear(bp.proxies.len());
+    bp.changed.0.fill(false);
+    bp.touched.0.fill(false);
     let queue = core::mem::take(&mut bp.queue);
     // A collider removed and given a `Collider` again, or disabled and enabled again, since the last
     // update comes back as a new proxy, so that its pairs start anew: their ends were sent at the removal.

@@ -247,15 +247,8 @@ impl Collider {
         (valid & positive).all().then_some(shape)
     }
 
-    /// The collider placed in the world by `transform`: equal to
-    /// `self.world_shape(&pose_from_global_transform(transform))`, but for the sign of a zero.
-    ///
-    /// An unscaled transform that does not mirror, the common case, needs no pose: the shape is its
-    /// translation and the collider's sizes, and only the shapes that turn (a rotated rectangle, a circle
-    /// with an offset) work out the rotation. The prepare stage builds every changed collider's shape
-    /// this way (`collision_bench` W1). A collider without offset needs no pose under
-    /// other transforms either: its centre is the translation, and only a rotated rectangle divides its
-    /// axis by its length.
+    /// The collider placed in the world by `transform`:
+    /// `self.world_shape(&pose_from_global_transform(transform))`.
     ///
     /// ```
     /// use bevy::prelude::*;
@@ -282,120 +275,7 @@ impl Collider {
     /// ```
     #[inline(always)]
     pub fn world_shape_from_transform(&self, transform: &GlobalTransform) -> Option<WorldShape> {
-        self.world_shape_from_axes(&TransformAxes::of(transform))
-    }
-
-    /// [`Self::world_shape_from_transform`] for the transform of `axes`.
-    #[inline(always)]
-    fn world_shape_from_axes(&self, axes: &TransformAxes) -> Option<WorldShape> {
-        match axes.unscaled {
-            Some(unscaled) if !unscaled.mirrored() => {
-                self.unscaled_world_shape(axes.translation, unscaled)
-            }
-            None if self.offset == Vec2::ZERO => self.scaled_world_shape_on_origin(axes),
-            _ => self.world_shape(&axes.pose()),
-        }
-    }
-
-    /// [`Self::world_shape`] for a collider without offset, under the pose of scaled `axes`: each
-    /// number the same as there, but for the sign of a zero. On the entity's origin the shape's centre
-    /// is the translation, whatever the rotation and the scale's signs, so only a rotated rectangle
-    /// divides its axis by its length, and nothing asks whether the transform mirrors. It pays for
-    /// scaled transforms and for those turned by `rotate_z` for long, whose axes' lengths drift out of
-    /// the unscaled range, and costs nothing unscaled (`cargo bench --bench prepare`).
-    #[inline(always)]
-    fn scaled_world_shape_on_origin(&self, axes: &TransformAxes) -> Option<WorldShape> {
-        let lengths = axes.lengths();
-        // The scale's magnitudes, as `world_shape` takes them from the pose's scale.
-        self.world_shape_on_origin(axes, lengths, Vec2::new(lengths.x, lengths.z))
-    }
-
-    /// The shape of a collider without offset under `axes`, whose lengths are `lengths` (as
-    /// [`TransformAxes::lengths`] lays them out), with the magnitudes of the scale `scale`: the pose's
-    /// shape, but for the sign of a zero, where `scale` is the magnitude of the pose's scale.
-    #[inline(always)]
-    fn world_shape_on_origin(
-        &self,
-        axes: &TransformAxes,
-        lengths: Vec4,
-        scale: Vec2,
-    ) -> Option<WorldShape> {
-        let center = axes.translation;
-        let (shape, size) = match self.shape {
-            ColliderShape::Rect { half_size } => {
-                let half_size = half_size * scale;
-                (WorldRect { center, half_size }.into(), half_size)
-            }
-            ColliderShape::RotatedRect { half_size } => {
-                let half_size = half_size * scale;
-                let units = axes.axes / lengths;
-                let rotation = Rot2 {
-                    cos: units.x,
-                    sin: units.y,
-                };
-                let rect = WorldRotatedRect {
-                    center,
-                    half_size,
-                    rotation,
-                };
-                (rect.into(), half_size)
-            }
-            ColliderShape::Circle { radius } => {
-                let radius = radius * scale.x.max(scale.y);
-                (WorldCircle { center, radius }.into(), Vec2::splat(radius))
-            }
-        };
-        // `world_shape`'s check: sizes and scales finite and positive, the centre finite. Its rotation
-        // is finite wherever the scale is finite and not zero: the axes are then finite, and so are
-        // they divided by their lengths.
-        let magnitudes = Vec4::new(size.x, size.y, scale.x, scale.y);
-        let in_range = magnitudes.cmpgt(Vec4::ZERO) & magnitudes.cmplt(Vec4::INFINITY);
-        (in_range.all() & center.is_finite()).then_some(shape)
-    }
-
-    /// [`Self::world_shape`] for the pose of `translation` and `unscaled`'s rotation, with a scale of
-    /// 1: each number the same as there, without the multiplications by 1.
-    #[inline(always)]
-    fn unscaled_world_shape(
-        &self,
-        translation: Vec2,
-        unscaled: UnscaledAxes,
-    ) -> Option<WorldShape> {
-        let (shape, center, size) = match self.shape {
-            ColliderShape::Rect { half_size } => {
-                let center = translation + self.offset;
-                (WorldRect { center, half_size }.into(), center, half_size)
-            }
-            ColliderShape::RotatedRect { half_size } => {
-                let rotation = unscaled.rotation();
-                let center = translation + rotation * self.offset;
-                let rect = WorldRotatedRect {
-                    center,
-                    half_size,
-                    rotation,
-                };
-                (rect.into(), center, half_size)
-            }
-            ColliderShape::Circle { radius } => {
-                // The turned offset, as `Pose2d::transform_point` gives it but for the sign of a zero,
-                // with no rotation to work out for a circle on its entity's origin.
-                let turned_offset = if self.offset == Vec2::ZERO {
-                    Vec2::ZERO
-                } else {
-                    unscaled.rotation() * self.offset
-                };
-                let center = translation + turned_offset;
-                (
-                    WorldCircle { center, radius }.into(),
-                    center,
-                    Vec2::splat(radius),
-                )
-            }
-        };
-        // `world_shape`'s check, where the pose's rotation and scale are finite and not zero.
-        let valid = Vec4::new(center.x, center.y, size.x, size.y).is_finite_mask();
-        let positive = size.cmpgt(Vec2::ZERO);
-        (valid.all() & positive.all()).then_some(shape)
+        self.world_shape(&TransformAxes::of(transform).pose())
     }
 }
 

@@ -48,8 +48,8 @@ pub struct CollisionDiagnostics {
     /// `CollisionStarted` pairs of the update, counted before any was dropped because an observer
     /// removed one of its colliders first (see [`CollisionStarted`](crate::CollisionStarted)).
     pub started: usize,
-    /// `CollisionEnded` pairs of the update, including those ended when a collider was removed or
-    /// despawned since the previous update.
+    /// `CollisionEnded` pairs sent by the update's events stage; not those a collider's removal or
+    /// despawn sent at once.
     pub ended: usize,
     /// Time per stage.
     pub timings: StageTimings,

@@ -12,19 +12,12 @@ const INLINE: usize = 6;
 /// the overflow, taken from [`SpareEntitySets`] when first needed and given back once empty.
 ///
 /// A hash set of its own for each collider would cost an allocation whenever one began touching its
-/// first other collider or more than its table held, and a read of memory outside the component for
-/// each start and end (`collision_bench` W2 and W5 show both). Here adding and removing scans at most
-/// [`INLINE`] entities in place; a collider touching many (a wall under a crowd) still adds and removes
-/// the rest in constant time.
-///
-/// An overflow kept by its set for good, as it first was, cost an allocation each time a collider
-/// touched more than [`INLINE`] others for the first time: on workload W1 at 100,000 colliders about
-/// one a frame, as many in the sixth hundred frames as in the first, as ever more colliders had their
-/// turn; and every collider that ever overflowed kept its overflow's memory. Passed on through
-/// [`SpareEntitySets`], an overflow is allocated only when more sets hold one at once than ever
-/// before: at 100,000 none beyond the first 600 frames or so (the workload runner's count per frame,
-/// run for 1,800 frames), and on the dense pile W2 the pipeline's allocations fell from a median of 36
-/// a frame to 6 over 300 frames, 5 of them Bevy's executor starting the stages.
+/// first other collider, and a read of memory outside the component for each start and end
+/// (`collision_bench` W2 and W5 show both). Here adding and removing scans at most [`INLINE`] entities
+/// in place; a collider touching many (a wall under a crowd) still adds and removes the rest in
+/// constant time. Passed on through [`SpareEntitySets`], an overflow is allocated only when more sets
+/// hold one at once than ever before, so a game in its steady state allocates none (W1 and W2 show
+/// it).
 #[derive(Clone)]
 pub(crate) struct SmallEntitySet {
     inline: [Entity; INLINE],

@@ -1,20 +1,11 @@
 //! What the plugin reports: [`CollisionStarted`], [`CollisionEnded`] and [`CollidingEntities`].
 
-use bevy::ecs::entity::Entities;
 use bevy::ecs::event::EventKey;
 use bevy::ecs::system::SystemParam;
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
 
-mod set_changes;
-
 use crate::entity_set::{SmallEntitySet, SpareEntitySets};
-use set_changes::SetChanges;
-
-/// From this many changes to the colliders' sets in an update (two for each start or end), they are
-/// made a table at a time ([`SetChanges`]) rather than one look-up at a time. Below it, in a world of
-/// many tables, the two passes over every table that holds sets could be most of the work.
-const SET_CHANGES_BY_TABLE: usize = 64;
 
 /// Two colliders began touching this frame.
 ///
@@ -157,10 +148,10 @@ pub(crate) fn report_collision_changes(
     mut dispatch: CollisionDispatch,
     mut diagnostics: ResMut<crate::diagnostics::CollisionDiagnostics>,
     mut store: bevy::diagnostic::Diagnostics,
-    mut buffers: Local<(Vec<CollisionStarted>, Vec<CollisionEnded>, SetChanges)>,
+    mut buffers: Local<(Vec<CollisionStarted>, Vec<CollisionEnded>)>,
 ) {
     let timer = crate::diagnostics::StageTimer::start();
-    let (started, ended, set_changes) = &mut *buffers;
+    let (started, ended) = &mut *buffers;
     started.clear();
     ended.clear();
     ended.extend(
@@ -183,7 +174,7 @@ pub(crate) fn report_collision_changes(
             }),
     );
     started.sort_unstable_by_key(|start| (start.collider1, start.collider2));
-    colliding.update(ended, started, set_changes);
+    colliding.update(ended, started);
     dispatch.end(ended);
     dispatch.start(started);
     diagnostics.started = started.len();
@@ -197,37 +188,13 @@ pub(crate) fn report_collision_changes(
 #[derive(SystemParam)]
 pub(crate) struct CollidingSets<'w, 's> {
     sets: Query<'w, 's, (Entity, &'static mut CollidingEntities)>,
-    entities: &'w Entities,
     spare: ResMut<'w, SpareEntitySets>,
 }
 
 impl CollidingSets<'_, '_> {
     /// Takes `ended` out of the sets of both their colliders, then adds `started` to them, the second
-    /// after the first so that the overflows the ends emptied serve the starts. Many changes are made a
-    /// table at a time through `set_changes` (kept between updates) where the sets can be read as
-    /// slices, few one at a time.
-    fn update(
-        &mut self,
-        ended: &[CollisionEnded],
-        started: &[CollisionStarted],
-        set_changes: &mut SetChanges,
-    ) {
-        // The loops over both orientations are written out: one chain of iterators (`chain`,
-        // `flat_map`) shared by both paths costs more (workload W1 at 100,000).
-        let many = 2 * (ended.len() + started.len()) >= SET_CHANGES_BY_TABLE;
-        if many && self.sets.contiguous_iter_mut().is_ok() {
-            set_changes.clear();
-            for end in ended {
-                set_changes.list(self.entities, end.collider1, end.collider2, false);
-                set_changes.list(self.entities, end.collider2, end.collider1, false);
-            }
-            for start in started {
-                set_changes.list(self.entities, start.collider1, start.collider2, true);
-                set_changes.list(self.entities, start.collider2, start.collider1, true);
-            }
-            set_changes.apply(&mut self.sets, self.entities, &mut self.spare);
-            return;
-        }
+    /// after the first so that the overflows the ends emptied serve the starts.
+    fn update(&mut self, ended: &[CollisionEnded], started: &[CollisionStarted]) {
         for end in ended {
             self.remove(end.collider1, end.collider2);
             self.remove(end.collider2, end.collider1);

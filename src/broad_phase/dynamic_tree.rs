@@ -56,6 +56,25 @@ fn perimeter(aabb: &Aabb2d) -> f32 {
     2.0 * (size.x + size.y)
 }
 
+/// Where the segment from `origin` along a direction whose inverse is `inverse` (infinite along an
+/// axis the segment does not move on) enters and leaves `aabb` within `reach`, if it meets it: Ericson,
+/// Real-Time Collision Detection, 5.3.3, the slabs. A NaN, where the origin lies on a slab's plane and
+/// the segment runs along it, loses to the other operand of `min` and `max`, as a slab the segment
+/// stays inside should.
+#[inline]
+pub(crate) fn segment_in(
+    aabb: &Aabb2d,
+    origin: Vec2,
+    inverse: Vec2,
+    reach: f32,
+) -> Option<(f32, f32)> {
+    let near = (aabb.min - origin) * inverse;
+    let far = (aabb.max - origin) * inverse;
+    let enter = near.min(far).max_element().max(0.0);
+    let exit = near.max(far).min_element().min(reach);
+    (enter <= exit).then_some((enter, exit))
+}
+
 /// A dynamic AABB tree of proxies, each with a fat AABB and a `u32` payload.
 #[derive(Clone, Debug)]
 pub(crate) struct DynamicTree {
@@ -83,12 +102,6 @@ impl DynamicTree {
         self.proxies
     }
 
-    /// The height of the tree: 0 for a single leaf, -1 when empty.
-    #[cfg(test)]
-    pub(crate) fn height(&self) -> i32 {
-        self.node(self.root).map_or(-1, |node| node.height)
-    }
-
     /// Inserts a proxy with box `aabb` and payload `user`; returns its id, which stays the same until
     /// it is destroyed.
     pub(crate) fn create_proxy(&mut self, aabb: Aabb2d, user: u32) -> u32 {
@@ -108,15 +121,6 @@ impl DynamicTree {
         self.remove_leaf(proxy);
         self.release(proxy);
         self.proxies -= 1;
-    }
-
-    /// Gives `proxy` the box `aabb`, moving it in the tree.
-    #[cfg(test)]
-    pub(crate) fn move_proxy(&mut self, proxy: u32, aabb: Aabb2d) {
-        debug_assert!(self.is_proxy(proxy), "{proxy} is not a proxy");
-        self.remove_leaf(proxy);
-        self.nodes[proxy as usize].aabb = aabb;
-        self.insert_leaf(proxy);
     }
 
     /// The box of `proxy`.
@@ -169,17 +173,8 @@ impl DynamicTree {
         }
         let inverse = direction.recip();
         let mut reach = max_distance;
-        // Where the segment enters `aabb`, if it does within `reach`.
         let entry = |aabb: &Aabb2d, reach: f32| {
-            // Ericson, Real-Time Collision Detection, 5.3.3: the slabs, with the direction's inverse
-            // taken once (infinite along an axis the ray does not move on). A NaN, where the origin
-            // lies on a slab's plane and the ray runs along it, loses to the other operand of `min`
-            // and `max`, as a slab the ray stays inside should.
-            let near = (aabb.min - origin) * inverse;
-            let far = (aabb.max - origin) * inverse;
-            let enter = near.min(far).max_element().max(0.0);
-            let exit = near.max(far).min_element().min(reach);
-            (enter <= exit).then_some(enter)
+            segment_in(aabb, origin, inverse, reach).map(|(enter, _)| enter)
         };
         let mut stack = Stack::new(NULL);
         if let Some(root) = self.node(self.root)
@@ -527,6 +522,21 @@ impl Stack {
     fn pop(&mut self) -> Option<u32> {
         self.len = self.len.checked_sub(1)?;
         Some(self.items[self.len])
+    }
+}
+
+#[cfg(test)]
+impl DynamicTree {
+    /// The height of the tree: 0 for a single leaf, -1 when empty.
+    fn height(&self) -> i32 {
+        self.node(self.root).map_or(-1, |node| node.height)
+    }
+
+    /// Gives `proxy` the box `aabb`, moving it in the tree.
+    fn move_proxy(&mut self, proxy: u32, aabb: Aabb2d) {
+        self.remove_leaf(proxy);
+        self.nodes[proxy as usize].aabb = aabb;
+        self.insert_leaf(proxy);
     }
 }
 

@@ -7,6 +7,13 @@
 use bevy::math::bounding::{Aabb2d, BoundingVolume, IntersectsVolume};
 use bevy::math::{IVec2, Vec2};
 
+/// A box that overlaps nothing: the bounds of an empty grid, and the fat AABB a new proxy had before
+/// its update.
+pub(crate) const NOWHERE: Aabb2d = Aabb2d {
+    min: Vec2::INFINITY,
+    max: Vec2::NEG_INFINITY,
+};
+
 /// The entries every bucket has room for from the start: a cell holds one to three proxies of the
 /// median width, and a bucket about one cell.
 const BUCKET_ROOM: usize = 4;
@@ -54,10 +61,7 @@ impl LooseGrid {
                 .collect(),
             shift: 64 - buckets.trailing_zeros(),
             len: 0,
-            bounds: Aabb2d {
-                min: Vec2::INFINITY,
-                max: Vec2::NEG_INFINITY,
-            },
+            bounds: NOWHERE,
         }
     }
 

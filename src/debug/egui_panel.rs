@@ -157,6 +157,8 @@ fn counts(ui: &mut egui::Ui, diagnostics: &CollisionDiagnostics) {
         ("Colliders", diagnostics.colliders),
         ("Invalid (skipped)", diagnostics.invalid_colliders),
         ("Candidate pairs", diagnostics.candidate_pairs),
+        ("Moved proxies", diagnostics.moved_proxies),
+        ("Tested pairs", diagnostics.tested_pairs),
         ("Touching pairs", diagnostics.touching_pairs),
         ("Started this update", diagnostics.started),
         ("Ended this update", diagnostics.ended),
