@@ -554,10 +554,9 @@ fn sets(app: &mut App) -> bevy::platform::collections::HashMap<Entity, Vec<Entit
 
 #[test]
 fn hundreds_of_changes_an_update_over_several_tables_keep_colliding_entities_exact() {
-    // Enough starts and ends an update that their changes to `CollidingEntities` are made a table at
-    // a time (from 64), among colliders spread over four of Bevy's tables, some with a parent, a few
-    // without a `CollidingEntities` of their own: every set exact, and marked changed exactly when it
-    // changed.
+    // Hundreds of starts and ends an update, among colliders spread over four of Bevy's tables, some
+    // with a parent, a few without a `CollidingEntities` of their own: every set exact, and marked
+    // changed exactly when it changed.
     let mut app = app();
     app.init_resource::<ChangedSets>().add_systems(
         PostUpdate,
@@ -611,7 +610,7 @@ fn hundreds_of_changes_an_update_over_several_tables_keep_colliding_entities_exa
             .count();
         assert!(
             2 * changes >= 64,
-            "{context}: {changes} starts and ends, too few to be made a table at a time"
+            "{context}: {changes} starts and ends, too few for the test"
         );
         let expected = brute_force_pairs(&mut app);
         let held = colliding_pairs(&mut app);
@@ -644,13 +643,13 @@ fn hundreds_of_changes_an_update_over_several_tables_keep_colliding_entities_exa
             "{context}: the sets marked changed are the sets that changed"
         );
         // Under Bevy's `track_location` feature (`.ci/run` runs this file with it), each change is
-        // recorded as made by the plugin's pass over the tables. Without it nothing is recorded.
+        // recorded as made by the plugin's events stage. Without it nothing is recorded.
         let mut query = app.world_mut().query::<Ref<CollidingEntities>>();
         for &entity in &differing {
             let changed_by = query.get(app.world(), entity).unwrap().changed_by();
             if let Some(location) = changed_by.into_option() {
                 assert!(
-                    location.file().ends_with("set_changes.rs"),
+                    location.file().ends_with("src/events.rs"),
                     "{context}: changed by {location}"
                 );
             }
