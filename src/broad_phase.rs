@@ -61,8 +61,6 @@ pub(crate) struct Proxy {
     old_fat: Aabb2d,
     /// The tree node holding the proxy, [`IN_GRID`], or [`NULL`] while in neither.
     node: u32,
-    /// The update that last changed the proxy's layers.
-    relayered_at: u32,
 }
 
 /// A pair of proxies in the pair set, `a`'s entity the lower; [`NULL`] ids for a free slot.
@@ -123,6 +121,8 @@ pub struct BroadPhase {
     changed: ProxyFlags,
     /// The proxies in the move buffer this update, and those taken out.
     touched: ProxyFlags,
+    /// The proxies whose layers changed this update.
+    relayered: ProxyFlags,
     /// The pair set: its pairs in slots that keep their index while the pair lasts, which the narrow
     /// phase keeps its contacts by.
     pairs: Vec<Pair>,
@@ -136,8 +136,6 @@ pub struct BroadPhase {
     /// Colliders removed, disabled or enabled since the last update, pushed by the plugin's observers:
     /// their proxies are taken out, and put back where the collider takes part.
     pub(crate) queue: Vec<Entity>,
-    /// This update's number.
-    stamp: u32,
     /// Whether a proxy changed, or a pair left, this update.
     anything_changed: bool,
     /// The widths of the fat AABBs, when the cell size is picked.
@@ -277,7 +275,6 @@ impl BroadPhase {
             fat: fatten(&shape, Vec2::ZERO, 0.0),
             old_fat: NOWHERE,
             node: NULL,
-            relayered_at: 0,
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -328,7 +325,7 @@ impl BroadPhase {
         }
         if relayered {
             proxy.layers = layers;
-            proxy.relayered_at = self.stamp;
+            self.relayered.set(id);
         }
         if !self.touched.get(id) {
             proxy.old_fat = proxy.fat;
@@ -438,7 +435,7 @@ impl BroadPhase {
             free_pairs,
             removed_pairs,
             relayered_pairs,
-            stamp,
+            relayered,
             ..
         } = self;
         for (slot, pair) in pairs.iter_mut().enumerate() {
@@ -455,7 +452,7 @@ impl BroadPhase {
                 *pair_count -= 1;
                 free_pairs.push(slot as u32);
                 removed_pairs.push(slot as u32);
-            } else if a.relayered_at == *stamp || b.relayered_at == *stamp {
+            } else if relayered.get(pair.a) || relayered.get(pair.b) {
                 relayered_pairs.push((pair.a.min(pair.b), pair.a.max(pair.b)));
             }
         }
@@ -484,7 +481,7 @@ impl BroadPhase {
                 pair_count,
                 free_pairs,
                 relayered_pairs,
-                stamp,
+                relayered,
                 ..
             } = self;
             let mut add = |other: u32| {
@@ -496,7 +493,7 @@ impl BroadPhase {
                 {
                     return;
                 }
-                let held = if proxy.relayered_at == *stamp || found.relayered_at == *stamp {
+                let held = if relayered.get(id) || relayered.get(other) {
                     relayered_pairs
                         .binary_search(&(id.min(other), id.max(other)))
                         .is_ok()
@@ -634,13 +631,13 @@ pub(crate) fn update_broad_phase(
 ) {
     let timer = StageTimer::start();
     let bp = &mut *broad_phase;
-    bp.stamp = bp.stamp.wrapping_add(1);
     bp.anything_changed = false;
     bp.removed_pairs.clear();
     bp.relayered_pairs.clear();
     bp.move_buffer.clear();
     bp.changed.0.fill(false);
     bp.touched.0.fill(false);
+    bp.relayered.0.fill(false);
     let queue = core::mem::take(&mut bp.queue);
     // A collider removed and given a `Collider` again, or disabled and enabled again, since the last
     // update comes back as a new proxy, so that its pairs start anew: their ends were sent at the removal.
@@ -697,10 +694,7 @@ pub(crate) fn update_broad_phase(
     }
     bp.find_new_pairs();
     bp.anything_changed |= !bp.removed_pairs.is_empty();
-    let freed = core::mem::take(&mut bp.freed);
-    bp.free.extend_from_slice(&freed);
-    bp.freed = freed;
-    bp.freed.clear();
+    bp.free.append(&mut bp.freed);
     diagnostics.colliders = bp.proxy_count();
     diagnostics.invalid_colliders = bp.invalid.len();
     diagnostics.candidate_pairs = bp.candidate_count();

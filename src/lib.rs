@@ -12,6 +12,7 @@ pub mod events;
 pub mod geometry;
 pub mod layers;
 pub mod narrow_phase;
+mod parallel;
 pub mod plugin;
 mod prepare;
 pub mod query;

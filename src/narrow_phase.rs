@@ -3,11 +3,11 @@
 
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
-use bevy::tasks::{ComputeTaskPool, TaskPool};
 
 use crate::broad_phase::{BroadPhase, Pair};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::Contact;
+use crate::parallel::pool_for;
 use crate::plugin::CollisionSettings;
 
 /// Below this many slots of the pair set the narrow phase runs on one thread.
@@ -177,7 +177,7 @@ pub(crate) fn find_contacts(
         };
         let entities = |pair: Pair| move || (bp.proxy(pair.a).entity, bp.proxy(pair.b).entity);
         let mut verdicts = core::mem::take(&mut contacts.task_verdicts);
-        match pool_for(pairs.len()) {
+        match pool_for(pairs.len(), PARALLEL_THRESHOLD) {
             Some(pool) => {
                 let chunk = pairs.len().div_ceil(pool.thread_num() * 4);
                 verdicts.resize_with(pairs.len().div_ceil(chunk), Vec::new);
@@ -210,12 +210,4 @@ pub(crate) fn find_contacts(
     }
     diagnostics.touching_pairs = contacts.len();
     diagnostics.timings.narrow_phase = timer.elapsed();
-}
-
-/// The compute task pool, when it has several threads and the pair set at least
-/// [`PARALLEL_THRESHOLD`] slots: one thread gains nothing from the pool's tasks and pays for them.
-fn pool_for(slots: usize) -> Option<&'static TaskPool> {
-    ComputeTaskPool::try_get()
-        .filter(|pool| pool.thread_num() > 1 && slots >= PARALLEL_THRESHOLD)
-        .map(|pool| &**pool)
 }

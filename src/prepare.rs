@@ -7,11 +7,12 @@ use bevy::ecs::change_detection::{
     ContiguousComponentTicksMut, ContiguousMut, MAX_CHANGE_AGE, Tick,
 };
 use bevy::prelude::*;
-use bevy::tasks::{ComputeTaskPool, TaskPool};
+use bevy::tasks::TaskPool;
 
 use crate::collider::{Collider, ColliderWorldShape, InvalidCollider};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
+use crate::parallel::pool_for;
 
 /// The colliders whose `Collider` or `GlobalTransform` changed since the prepare stage last ran, one at
 /// a time: for worlds whose tables cannot be read as slices.
@@ -83,7 +84,7 @@ pub(crate) fn update_world_shapes(
                     since: ChangedSince::new(last_run, this_run),
                     this_run,
                 };
-                match pool_for(rows.entities.len()) {
+                match pool_for(rows.entities.len(), PARALLEL_THRESHOLD) {
                     Some(pool) => rebuild_rows_split(pool, &commands, rows, table),
                     None => rebuild_rows(&commands, rows, table),
                 }
@@ -108,14 +109,6 @@ pub(crate) fn update_world_shapes(
         }
     }
     diagnostics.timings.prepare = timer.elapsed();
-}
-
-/// The compute task pool, when it has several threads and a table has at least [`PARALLEL_THRESHOLD`]
-/// rows: one thread gains nothing from the pool's tasks and pays for them.
-fn pool_for(rows: usize) -> Option<&'static TaskPool> {
-    ComputeTaskPool::try_get()
-        .filter(|pool| pool.thread_num() > 1 && rows >= PARALLEL_THRESHOLD)
-        .map(|pool| &**pool)
 }
 
 /// Bevy's test of a change tick against a system's last run (`Tick::is_newer_than`), for many ticks
