@@ -8,11 +8,11 @@
 //! layers stop interacting, or one of its colliders goes. A collider that stays inside its fat AABB
 //! costs the copy of its new shape, and one that does not move costs nothing.
 //!
-//! Most proxies live in a loose grid (`grid.rs`) whose cells fit them; the few wider than a cell live
-//! in a dynamic AABB tree (`dynamic_tree.rs`), so that neither a crowd nor a long wall makes the cells
-//! the wrong size. Both answer the spatial queries ([`SpatialQuery`](crate::SpatialQuery)).
+//! The proxies live in a hierarchy of loose grids (`grid.rs`), each level's cells twice as wide as
+//! the level below's: a proxy lives in the lowest level whose cells fit it, so that neither a crowd
+//! nor a long wall makes the cells the wrong size. The levels answer the spatial queries
+//! ([`SpatialQuery`](crate::SpatialQuery)) too.
 
-mod dynamic_tree;
 mod grid;
 
 use bevy::ecs::entity::EntityHashSet;
@@ -24,13 +24,10 @@ use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
 use crate::layers::CollisionLayers;
 use crate::prepare::{ChangedSince, for_each_changed_row};
-use dynamic_tree::{DynamicTree, segment_in};
-use grid::{LooseGrid, NOWHERE};
+use grid::{LooseGrid, NOWHERE, segment_in};
 
-/// No proxy, no pair, or a proxy in neither structure.
+/// No proxy, no pair, or a proxy in no level.
 const NULL: u32 = u32::MAX;
-/// Where a proxy in the grid is, in place of a tree node.
-const IN_GRID: u32 = u32::MAX - 1;
 
 /// A proxy's fat AABB is its box grown on every side by this share of its larger half size, before it
 /// is stretched along its last move ([`PREDICTED_MOVES`]): a moving collider leaves it about once in
@@ -41,9 +38,9 @@ const MARGIN_SHARE: f32 = 0.1;
 /// A moved proxy's fat AABB reaches this many of its last moves ahead (Box2D v2's `b2_aabbMultiplier`).
 const PREDICTED_MOVES: f32 = 4.0;
 
-/// The grid's cells are this many times the median width of the fat AABBs when the cell size is
-/// picked: every proxy up to that many times the median lives in the grid (workloads `sizes` and
-/// `level`).
+/// The lowest level's cells are this many times the median width of the fat AABBs when the cell size
+/// is picked: every proxy up to that many times the median lives in the lowest level (workloads
+/// `sizes` and `level`).
 const CELL_PER_MEDIAN: f32 = 2.0;
 
 /// The cell size is picked again once the proxies are more than twice, or fewer than a quarter, of
@@ -59,8 +56,8 @@ pub(crate) struct Proxy {
     fat: Aabb2d,
     /// The fat AABB before this update's move, for a proxy in the move buffer: which pairs it had.
     old_fat: Aabb2d,
-    /// The tree node holding the proxy, [`IN_GRID`], or [`NULL`] while in neither.
-    node: u32,
+    /// The level holding the proxy, or [`NULL`] while in none.
+    level: u32,
 }
 
 /// A pair of proxies in the pair set, `a`'s entity the lower; [`NULL`] ids for a free slot.
@@ -112,9 +109,9 @@ pub struct BroadPhase {
     /// end, so that within an update a proxy id names one collider only.
     free: Vec<u32>,
     freed: Vec<u32>,
-    grid: LooseGrid,
-    tree: DynamicTree,
-    /// How many proxies there were when the grid's cell size was picked.
+    /// The levels of grids, the lowest first; empty ones are kept.
+    levels: Vec<LooseGrid>,
+    /// How many proxies there were when the lowest level's cell size was picked.
     picked_for: usize,
     move_buffer: Vec<u32>,
     /// The proxies whose shape or layers changed this update, or that were added.
@@ -214,12 +211,11 @@ impl BroadPhase {
 
     /// Calls `visit` with every proxy whose fat AABB overlaps `aabb` (touching counts), and its shape.
     pub(crate) fn query(&self, aabb: &Aabb2d, mut visit: impl FnMut(&Proxy, &WorldShape)) {
-        let mut visit_id = |id: u32| visit(&self.proxies[id as usize], &self.shapes[id as usize]);
-        self.grid.query(aabb, &mut visit_id);
-        self.tree.query(aabb, |_, id| {
-            visit_id(id);
-            true
-        });
+        for level in self.levels.iter().filter(|level| level.len() > 0) {
+            level.query(aabb, |id| {
+                visit(&self.proxies[id as usize], &self.shapes[id as usize]);
+            });
+        }
     }
 
     /// Calls `visit` with the proxies whose fat AABB the segment from `origin` along the unit
@@ -233,33 +229,28 @@ impl BroadPhase {
         max_distance: f32,
         mut visit: impl FnMut(&Proxy, &WorldShape, f32) -> f32,
     ) {
-        let mut visit_id = |id: u32, reach: f32| {
-            visit(&self.proxies[id as usize], &self.shapes[id as usize], reach)
-        };
-        let mut reach = max_distance;
-        self.tree
-            .ray_cast(origin, direction, reach, |_, id, tree_reach| {
-                let shortened = visit_id(id, tree_reach);
-                reach = reach.min(shortened);
-                shortened
-            });
-        // The grid is walked along the segment, so that a hit ends the search, and a long or endless
-        // ray stops where the grid's proxies end. Each proxy is tested against the segment by its fat
+        // Each level is walked along the segment, so that a hit ends the search, and a long or endless
+        // ray stops where the level's proxies end; the coarsest first, whose few cells hold the long
+        // walls that end most searches early. Each proxy is tested against the segment by its fat
         // AABB before `visit` is.
         let inverse = direction.recip();
-        let Some((enter, exit)) = segment_in(&self.grid.bounds(), origin, inverse, reach) else {
-            return;
-        };
-        self.grid.ray_cast(
-            origin,
-            direction,
-            enter,
-            exit.min(reach),
-            |id, fat, reach| match segment_in(fat, origin, inverse, reach) {
-                Some(_) => visit_id(id, reach),
-                None => reach,
-            },
-        );
+        let mut reach = max_distance;
+        for level in self.levels.iter().rev().filter(|level| level.len() > 0) {
+            let Some((enter, exit)) = segment_in(&level.bounds(), origin, inverse, reach) else {
+                continue;
+            };
+            level.ray_cast(origin, direction, enter, exit, |id, fat, within| {
+                if segment_in(fat, origin, inverse, within).is_some() {
+                    let shortened = visit(
+                        &self.proxies[id as usize],
+                        &self.shapes[id as usize],
+                        within,
+                    );
+                    reach = reach.min(shortened);
+                }
+                reach
+            });
+        }
     }
 
     fn proxy_id(&self, entity: Entity) -> Option<u32> {
@@ -274,7 +265,7 @@ impl BroadPhase {
             layers,
             fat: fatten(&shape, Vec2::ZERO, 0.0),
             old_fat: NOWHERE,
-            node: NULL,
+            level: NULL,
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -314,6 +305,7 @@ impl BroadPhase {
     /// fat AABB or its layers changed.
     fn update(&mut self, id: u32, shape: WorldShape, layers: CollisionLayers) {
         let displacement = shape.center() - self.shapes[id as usize].center();
+        let widest = self.lowest_widest();
         self.shapes[id as usize] = shape;
         self.changed.set(id);
         self.anything_changed = true;
@@ -334,7 +326,7 @@ impl BroadPhase {
         }
         // Taken out of its structure and put back where it belongs in `place_moved`.
         if left {
-            proxy.fat = fatten(&shape, displacement, self.grid.widest());
+            proxy.fat = fatten(&shape, displacement, widest);
         }
     }
 
@@ -356,8 +348,8 @@ impl BroadPhase {
         }
     }
 
-    /// Takes the proxy `id` out of the grid or the tree. A proxy moved this update is there with its
-    /// fat AABB from before.
+    /// Takes the proxy `id` out of its level. A proxy moved this update is there with its fat AABB
+    /// from before.
     fn unplace(&mut self, id: u32) {
         let proxy = &mut self.proxies[id as usize];
         let placed = if self.touched.get(id) {
@@ -365,23 +357,30 @@ impl BroadPhase {
         } else {
             proxy.fat
         };
-        match proxy.node {
-            NULL => {}
-            IN_GRID => self.grid.remove(id, &placed),
-            node => self.tree.destroy_proxy(node),
+        if proxy.level != NULL {
+            self.levels[proxy.level as usize].remove(id, &placed);
         }
-        proxy.node = NULL;
+        proxy.level = NULL;
     }
 
-    /// Puts the proxy `id` in the grid if it fits a cell, in the tree otherwise.
+    /// The widest fat AABB the lowest level holds.
+    fn lowest_widest(&self) -> f32 {
+        self.levels.first().map_or(0.0, LooseGrid::widest)
+    }
+
+    /// Puts the proxy `id` in the lowest level whose cells fit it, adding levels as needed.
     fn place(&mut self, id: u32) {
         let proxy = &mut self.proxies[id as usize];
-        proxy.node = if self.grid.fits(&proxy.fat) {
-            self.grid.insert(id, proxy.fat);
-            IN_GRID
-        } else {
-            self.tree.create_proxy(proxy.fat, id)
-        };
+        let mut level = 0;
+        while !self.levels[level].fits(&proxy.fat) {
+            level += 1;
+            if level == self.levels.len() {
+                let cell = 2.0 * self.levels[level - 1].cell_size();
+                self.levels.push(LooseGrid::new(cell, 0));
+            }
+        }
+        self.levels[level].insert(id, proxy.fat);
+        proxy.level = level as u32;
     }
 
     /// Places the proxies of the move buffer, or every proxy in a grid of a cell size picked anew
@@ -396,7 +395,7 @@ impl BroadPhase {
             for k in 0..self.move_buffer.len() {
                 let id = self.move_buffer[k];
                 let proxy = &self.proxies[id as usize];
-                if self.is_live(id) && (proxy.node == NULL || proxy.fat != proxy.old_fat) {
+                if self.is_live(id) && (proxy.level == NULL || proxy.fat != proxy.old_fat) {
                     self.unplace(id);
                     self.place(id);
                 }
@@ -413,8 +412,8 @@ impl BroadPhase {
         let (_, median, _) = widths.select_nth_unstable_by(middle, f32::total_cmp);
         let cell = (CELL_PER_MEDIAN * *median).max(f32::MIN_POSITIVE);
         self.widths = widths;
-        self.grid = LooseGrid::new(cell, count);
-        self.tree = DynamicTree::default();
+        self.levels.clear();
+        self.levels.push(LooseGrid::new(cell, count));
         self.picked_for = count;
         for id in 0..self.proxies.len() as u32 {
             if self.is_live(id) {
@@ -474,8 +473,7 @@ impl BroadPhase {
             let proxy = self.proxies[id as usize];
             let Self {
                 proxies,
-                grid,
-                tree,
+                levels,
                 touched,
                 pairs,
                 pair_count,
@@ -519,33 +517,37 @@ impl BroadPhase {
                 }
                 *pair_count += 1;
             };
-            grid.query(&proxy.fat, &mut add);
-            tree.query(&proxy.fat, |_, other| {
-                add(other);
-                true
-            });
+            for level in levels.iter().filter(|level| level.len() > 0) {
+                level.query(&proxy.fat, &mut add);
+            }
         }
         self.move_buffer = buffer;
     }
 
-    /// Checks the broad phase's invariants, panicking with the first broken one: the structures keep
-    /// their own rules and hold every proxy once; every proxy's box lies inside its fat AABB; and the
+    /// Checks the broad phase's invariants, panicking with the first broken one: the levels keep
+    /// their own rules and hold every proxy once, each in the lowest level that fits it; every proxy's box lies inside its fat AABB; and the
     /// pair set is exactly the set of pairs of proxies whose fat AABBs overlap and whose layers
     /// interact, found by brute force, each once, the lower entity first. Takes time quadratic in the
     /// proxies: for tests.
     pub fn validate(&self) {
-        self.grid.validate();
-        self.tree.validate();
         let live: Vec<u32> = self.live_ids().collect();
-        let placed = self.grid.len() + self.tree.len();
+        let placed: usize = self.levels.iter().map(LooseGrid::len).sum();
         assert_eq!(placed, live.len(), "every proxy is placed once");
-        for (id, fat) in self.grid.iter() {
-            let proxy = &self.proxies[id as usize];
-            assert_eq!(
-                (proxy.node, proxy.fat),
-                (IN_GRID, fat),
-                "proxy {id} in the grid"
-            );
+        for (level, grid) in self.levels.iter().enumerate() {
+            grid.validate();
+            for (id, fat) in grid.iter() {
+                let proxy = &self.proxies[id as usize];
+                assert_eq!(
+                    (proxy.level, proxy.fat),
+                    (level as u32, fat),
+                    "proxy {id} in level {level}"
+                );
+                let below = level.checked_sub(1).map(|below| &self.levels[below]);
+                assert!(
+                    !below.is_some_and(|below| below.fits(&fat)),
+                    "proxy {id} in the lowest level that fits it"
+                );
+            }
         }
         for &id in &live {
             let proxy = &self.proxies[id as usize];
@@ -559,10 +561,6 @@ impl BroadPhase {
                 Some(id),
                 "proxy {id} found by its entity"
             );
-            if proxy.node != IN_GRID {
-                let in_tree = (self.tree.user(proxy.node), self.tree.fat_aabb(proxy.node));
-                assert_eq!(in_tree, (id, proxy.fat), "proxy {id} in the tree");
-            }
         }
         let overlapping =
             |a: &Proxy, b: &Proxy| a.fat.intersects(&b.fat) && a.layers.interacts_with(&b.layers);
@@ -592,7 +590,7 @@ fn fatten(shape: &WorldShape, displacement: Vec2, widest: f32) -> Aabb2d {
     let fat = aabb.grow(Vec2::splat(MARGIN_SHARE * aabb.half_size().max_element()));
     // Stretched ahead along the last move, as Box2D v2's `b2DynamicTree::MoveProxy` does, so that a
     // collider that keeps its course stays in its fat AABB for several moves, however fast it goes
-    // (workload `bullets`); but not past the widest box the grid holds: a move that would stretch it
+    // (workload `bullets`); but not past the widest box the lowest level holds: a move that would stretch it
     // further is a jump (a teleport, workload W5), which says nothing of the next.
     let stretch = PREDICTED_MOVES * displacement;
     let room = Vec2::splat(widest) - (fat.max - fat.min);

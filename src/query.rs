@@ -15,7 +15,7 @@ use crate::geometry::{
 use crate::layers::CollisionLayers;
 use crate::plugin::CollisionSettings;
 
-/// Spatial queries over the colliders, answered from the broad phase's grid and tree: each visits
+/// Spatial queries over the colliders, answered from the broad phase's levels of grids: each visits
 /// only the colliders near the point, box, shape or ray.
 ///
 /// The colliders are as of the last collision update: their shapes and layers as the broad phase

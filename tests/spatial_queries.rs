@@ -175,7 +175,15 @@ fn every_query_matches_brute_force_while_the_world_changes() {
     let mut app = app();
     app.add_systems(Update, move_movers);
     let mut rng = Rng(0x5a7a_11e5_0b5e_55ed);
-    let mut live = spawn_movers(&mut app, Rng(0x9e0e_5eed_0000_0001), 300, 40.0, 0.5..4.0);
+    let mut live = spawn_movers(&mut app, Rng(0x9e0e_5eed_0000_0001), 270, 40.0, 0.5..4.0);
+    // Long walls and giants, which live in the broad phase's coarser levels.
+    live.extend(spawn_movers(
+        &mut app,
+        Rng(0x9e0e_5eed_0000_0002),
+        30,
+        40.0,
+        6.0..70.0,
+    ));
     let mut checked = 0;
     for set in 0..30 {
         // Moves, despawns, spawns and layer changes between the sets of queries.
@@ -216,6 +224,23 @@ fn every_query_matches_brute_force_while_the_world_changes() {
         checked > 1_000,
         "the queries found something to check: {checked}"
     );
+}
+
+/// Colliders from specks to walls longer than the world, so that the broad phase holds them on
+/// several levels and moves them between levels: the pairs match brute force after every update.
+#[test]
+fn specks_to_long_walls_collide_as_brute_force_says() {
+    let mut app = app();
+    app.add_systems(Update, move_movers);
+    spawn_movers(&mut app, Rng(0x5bec_0001), 200, 50.0, 0.1..1.5);
+    spawn_movers(&mut app, Rng(0x5bec_0002), 40, 50.0, 2.0..20.0);
+    spawn_movers(&mut app, Rng(0x5bec_0003), 6, 50.0, 40.0..120.0);
+    let mut touching = 0;
+    for frame in 0..40 {
+        app.update();
+        touching += assert_matches_brute_force(&mut app, &format!("frame {frame}")).len();
+    }
+    assert!(touching > 1_000, "the colliders touched: {touching}");
 }
 
 fn move_movers(mut movers: Query<(&mut Transform, &Velocity)>) {

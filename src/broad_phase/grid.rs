@@ -14,6 +14,25 @@ pub(crate) const NOWHERE: Aabb2d = Aabb2d {
     max: Vec2::NEG_INFINITY,
 };
 
+/// Where the segment from `origin` along a direction whose inverse is `inverse` (infinite along an
+/// axis the segment does not move on) enters and leaves `aabb` within `reach`, if it meets it: Ericson,
+/// Real-Time Collision Detection, 5.3.3, the slabs. A NaN, where the origin lies on a slab's plane and
+/// the segment runs along it, loses to the other operand of `min` and `max`, as a slab the segment
+/// stays inside should.
+#[inline]
+pub(crate) fn segment_in(
+    aabb: &Aabb2d,
+    origin: Vec2,
+    inverse: Vec2,
+    reach: f32,
+) -> Option<(f32, f32)> {
+    let near = (aabb.min - origin) * inverse;
+    let far = (aabb.max - origin) * inverse;
+    let enter = near.min(far).max_element().max(0.0);
+    let exit = near.max(far).min_element().min(reach);
+    (enter <= exit).then_some((enter, exit))
+}
+
 /// The entries every bucket has room for from the start: a cell holds one to three proxies of the
 /// median width, and a bucket about one cell.
 const BUCKET_ROOM: usize = 4;
@@ -63,6 +82,11 @@ impl LooseGrid {
             len: 0,
             bounds: NOWHERE,
         }
+    }
+
+    /// The side of a cell.
+    pub(crate) fn cell_size(&self) -> f32 {
+        self.cell_size
     }
 
     /// A box around every proxy in the grid, and perhaps around some that left it.
@@ -115,11 +139,26 @@ impl LooseGrid {
     /// Adds `proxy` with its fat AABB, which must fit ([`Self::fits`]).
     pub(crate) fn insert(&mut self, proxy: u32, fat: Aabb2d) {
         debug_assert!(self.fits(&fat), "proxy {proxy} is wider than a cell");
+        if self.len >= 2 * self.buckets.len() {
+            self.grow();
+        }
         let cell = self.cell_of(fat.min);
         let bucket = self.bucket_of(cell);
         self.buckets[bucket].push(Entry { proxy, cell, fat });
         self.len += 1;
         self.bounds = self.bounds.merge(&fat);
+    }
+
+    /// Doubles the buckets, so that a bucket keeps holding about one cell as the proxies grow in number.
+    fn grow(&mut self) {
+        let mut grown = Self::new(self.cell_size, 2 * self.buckets.len());
+        for entry in self.buckets.iter().flatten() {
+            let bucket = grown.bucket_of(entry.cell);
+            grown.buckets[bucket].push(*entry);
+        }
+        grown.len = self.len;
+        grown.bounds = self.bounds;
+        *self = grown;
     }
 
     /// Removes `proxy`, inserted with the fat AABB `fat`.
