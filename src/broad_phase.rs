@@ -60,19 +60,38 @@ pub(crate) struct Proxy {
     level: u32,
 }
 
-/// A pair of proxies in the pair set, `a`'s entity the lower; [`NULL`] ids for a free slot.
+/// A pair of proxies in the pair set, `a`'s entity the lower; [`NULL`] ids for a free slot. Each
+/// proxy's pairs are chained in a list, so that a proxy that did not move costs nothing.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pair {
     pub(crate) a: u32,
     pub(crate) b: u32,
+    /// The next pair in `a`'s list and in `b`'s, or [`NULL`].
+    next: [u32; 2],
 }
 
 impl Pair {
-    const FREE: Self = Self { a: NULL, b: NULL };
+    const FREE: Self = Self {
+        a: NULL,
+        b: NULL,
+        next: [NULL; 2],
+    };
 
     /// Whether the slot holds no pair.
     pub(crate) fn is_free(&self) -> bool {
         self.a == NULL
+    }
+
+    /// The next pair in the list of `proxy`, one of the two.
+    #[inline]
+    fn next_of(&mut self, proxy: u32) -> &mut u32 {
+        &mut self.next[usize::from(self.a != proxy)]
+    }
+
+    /// The other proxy than `proxy`, one of the two.
+    #[inline]
+    pub(crate) fn other(&self, proxy: u32) -> u32 {
+        if self.a == proxy { self.b } else { self.a }
     }
 }
 
@@ -114,8 +133,10 @@ pub struct BroadPhase {
     /// How many proxies there were when the lowest level's cell size was picked.
     picked_for: usize,
     move_buffer: Vec<u32>,
-    /// The proxies whose shape or layers changed this update, or that were added.
+    /// The proxies whose shape or layers changed this update, or that were added, as flags and as a
+    /// list.
     changed: ProxyFlags,
+    changed_list: Vec<u32>,
     /// The proxies in the move buffer this update, and those taken out.
     touched: ProxyFlags,
     /// The proxies whose layers changed this update.
@@ -123,6 +144,8 @@ pub struct BroadPhase {
     /// The pair set: its pairs in slots that keep their index while the pair lasts, which the narrow
     /// phase keeps its contacts by.
     pairs: Vec<Pair>,
+    /// The first pair in each proxy's list, or [`NULL`].
+    first_pair: Vec<u32>,
     pair_count: usize,
     free_pairs: Vec<u32>,
     /// The slots of the pairs that left the pair set this update.
@@ -130,6 +153,8 @@ pub struct BroadPhase {
     /// The pairs kept this update of a proxy whose layers changed, sorted: the pairs its query finds
     /// that it has already.
     relayered_pairs: Vec<(u32, u32)>,
+    /// The pairs the move buffer's queries found new, before they are added.
+    new_pairs: Vec<(u32, u32)>,
     /// Colliders removed, disabled or enabled since the last update, pushed by the plugin's observers:
     /// their proxies are taken out, and put back where the collider takes part.
     pub(crate) queue: Vec<Entity>,
@@ -202,6 +227,30 @@ impl BroadPhase {
     #[inline]
     pub(crate) fn changed_now(&self, id: u32) -> bool {
         self.changed.get(id)
+    }
+
+    /// The proxies that changed shape or layers, or were added, this update.
+    pub(crate) fn changed_proxies(&self) -> &[u32] {
+        &self.changed_list
+    }
+
+    /// The slots of the pairs of the proxy `id`, with the pairs.
+    pub(crate) fn pairs_of(&self, id: u32) -> impl Iterator<Item = (u32, Pair)> + '_ {
+        let mut slot = self.first_pair.get(id as usize).copied().unwrap_or(NULL);
+        core::iter::from_fn(move || {
+            let mut pair = *self.pairs.get(slot as usize)?;
+            let this = slot;
+            slot = *pair.next_of(id);
+            Some((this, pair))
+        })
+    }
+
+    /// Marks the proxy `id` changed this update.
+    fn mark_changed(&mut self, id: u32) {
+        if !self.changed.get(id) {
+            self.changed.set(id);
+            self.changed_list.push(id);
+        }
     }
 
     /// Whether any proxy changed, or any pair left the pair set, this update.
@@ -284,7 +333,10 @@ impl BroadPhase {
             self.proxy_of.resize(index + 1, NULL);
         }
         self.proxy_of[index] = id;
-        self.changed.set(id);
+        if self.first_pair.len() <= id as usize {
+            self.first_pair.resize(id as usize + 1, NULL);
+        }
+        self.mark_changed(id);
         self.touched.set(id);
         self.move_buffer.push(id);
         self.anything_changed = true;
@@ -307,7 +359,7 @@ impl BroadPhase {
         let displacement = shape.center() - self.shapes[id as usize].center();
         let widest = self.lowest_widest();
         self.shapes[id as usize] = shape;
-        self.changed.set(id);
+        self.mark_changed(id);
         self.anything_changed = true;
         let proxy = &mut self.proxies[id as usize];
         let left = !proxy.fat.contains(&shape.aabb());
@@ -423,39 +475,81 @@ impl BroadPhase {
     }
 
     /// Takes out of the pair set the pairs of a proxy that went, and those of a moved proxy whose fat
-    /// AABBs no longer overlap or whose layers no longer interact. Only the pairs of a proxy touched
-    /// this update read the proxies.
+    /// AABBs no longer overlap or whose layers no longer interact: only the lists of the proxies
+    /// touched this update are walked.
     fn sweep_pairs(&mut self) {
-        let Self {
-            proxies,
-            touched,
-            pairs,
-            pair_count,
-            free_pairs,
-            removed_pairs,
-            relayered_pairs,
-            relayered,
-            ..
-        } = self;
-        for (slot, pair) in pairs.iter_mut().enumerate() {
-            if pair.is_free() || !(touched.get(pair.a) || touched.get(pair.b)) {
-                continue;
-            }
-            let (a, b) = (&proxies[pair.a as usize], &proxies[pair.b as usize]);
-            let keep = a.entity != Entity::PLACEHOLDER
-                && b.entity != Entity::PLACEHOLDER
-                && a.fat.intersects(&b.fat)
-                && a.layers.interacts_with(&b.layers);
-            if !keep {
-                *pair = Pair::FREE;
-                *pair_count -= 1;
-                free_pairs.push(slot as u32);
-                removed_pairs.push(slot as u32);
-            } else if relayered.get(pair.a) || relayered.get(pair.b) {
-                relayered_pairs.push((pair.a.min(pair.b), pair.a.max(pair.b)));
+        let touched = self.move_buffer.len() + self.freed.len();
+        for k in 0..touched {
+            let id = match self.move_buffer.get(k) {
+                Some(&id) => id,
+                None => self.freed[k - self.move_buffer.len()],
+            };
+            let mut slot = self.first_pair[id as usize];
+            while slot != NULL {
+                let mut pair = self.pairs[slot as usize];
+                let next = *pair.next_of(id);
+                let (a, b) = (self.proxy(pair.a), self.proxy(pair.b));
+                let keep = a.entity != Entity::PLACEHOLDER
+                    && b.entity != Entity::PLACEHOLDER
+                    && a.fat.intersects(&b.fat)
+                    && a.layers.interacts_with(&b.layers);
+                if !keep {
+                    self.remove_pair(slot);
+                } else if self.relayered.get(pair.a) || self.relayered.get(pair.b) {
+                    (self.relayered_pairs).push((pair.a.min(pair.b), pair.a.max(pair.b)));
+                }
+                slot = next;
             }
         }
-        relayered_pairs.sort_unstable();
+        self.relayered_pairs.sort_unstable();
+    }
+
+    /// Adds the pair of the proxies `id` and `other` to the pair set and to both proxies' lists.
+    fn add_pair(&mut self, id: u32, other: u32) {
+        let (first, second) = if self.proxy(id).entity < self.proxy(other).entity {
+            (id, other)
+        } else {
+            (other, id)
+        };
+        let pair = Pair {
+            a: first,
+            b: second,
+            next: [
+                self.first_pair[first as usize],
+                self.first_pair[second as usize],
+            ],
+        };
+        let slot = match self.free_pairs.pop() {
+            Some(slot) => {
+                self.pairs[slot as usize] = pair;
+                slot
+            }
+            None => {
+                self.pairs.push(pair);
+                (self.pairs.len() - 1) as u32
+            }
+        };
+        self.first_pair[first as usize] = slot;
+        self.first_pair[second as usize] = slot;
+        self.pair_count += 1;
+    }
+
+    /// Takes the pair in `slot` out of the pair set and out of both proxies' lists.
+    fn remove_pair(&mut self, slot: u32) {
+        let pair = self.pairs[slot as usize];
+        for proxy in [pair.a, pair.b] {
+            let next = *self.pairs[slot as usize].next_of(proxy);
+            let mut link = &mut self.first_pair[proxy as usize];
+            while *link != slot {
+                let at = *link as usize;
+                link = self.pairs[at].next_of(proxy);
+            }
+            *link = next;
+        }
+        self.pairs[slot as usize] = Pair::FREE;
+        self.pair_count -= 1;
+        self.free_pairs.push(slot);
+        self.removed_pairs.push(slot);
     }
 
     /// Queries the structures with the fat AABB of each proxy of the move buffer, and adds the pairs
@@ -475,11 +569,9 @@ impl BroadPhase {
                 proxies,
                 levels,
                 touched,
-                pairs,
-                pair_count,
-                free_pairs,
                 relayered_pairs,
                 relayered,
+                new_pairs,
                 ..
             } = self;
             let mut add = |other: u32| {
@@ -503,25 +595,21 @@ impl BroadPhase {
                     };
                     proxy.old_fat.intersects(&other_before)
                 };
-                if held {
-                    return;
+                if !held {
+                    new_pairs.push((id, other));
                 }
-                let pair = if proxy.entity < found.entity {
-                    Pair { a: id, b: other }
-                } else {
-                    Pair { a: other, b: id }
-                };
-                match free_pairs.pop() {
-                    Some(slot) => pairs[slot as usize] = pair,
-                    None => pairs.push(pair),
-                }
-                *pair_count += 1;
             };
             for level in levels.iter().filter(|level| level.len() > 0) {
                 level.query(&proxy.fat, &mut add);
             }
         }
         self.move_buffer = buffer;
+        let new_pairs = core::mem::take(&mut self.new_pairs);
+        for &(id, other) in &new_pairs {
+            self.add_pair(id, other);
+        }
+        self.new_pairs = new_pairs;
+        self.new_pairs.clear();
     }
 
     /// Checks the broad phase's invariants, panicking with the first broken one: the levels keep
@@ -575,6 +663,19 @@ impl BroadPhase {
             held.push((pair.a.min(pair.b), pair.a.max(pair.b)));
         }
         held.sort_unstable();
+        let mut listed: Vec<(u32, u32)> = (0..self.proxies.len() as u32)
+            .flat_map(|id| self.pairs_of(id).map(move |(slot, _)| (slot, id)))
+            .collect();
+        listed.sort_unstable();
+        let ends = (self.pairs.iter().enumerate())
+            .filter(|(_, pair)| !pair.is_free())
+            .flat_map(|(slot, pair)| [(slot as u32, pair.a), (slot as u32, pair.b)]);
+        let mut ends: Vec<(u32, u32)> = ends.collect();
+        ends.sort_unstable();
+        assert_eq!(
+            listed, ends,
+            "every pair is listed by its two proxies, once each"
+        );
         assert_eq!(
             held, expected,
             "the pair set is the brute-force set of overlapping fat AABBs"
@@ -633,6 +734,7 @@ pub(crate) fn update_broad_phase(
     bp.removed_pairs.clear();
     bp.relayered_pairs.clear();
     bp.move_buffer.clear();
+    bp.changed_list.clear();
     bp.changed.0.fill(false);
     bp.touched.0.fill(false);
     bp.relayered.0.fill(false);
