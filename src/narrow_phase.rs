@@ -15,9 +15,6 @@ use crate::plugin::CollisionSettings;
 /// Below this many pair slots, or changed colliders, the narrow phase runs on one thread.
 const PARALLEL_THRESHOLD: usize = 4096;
 
-/// The narrow phase passes over every slot of the pair set once a collider in this many changed.
-const SCAN_SHARE: usize = 4;
-
 /// One touching pair: `collider1 < collider2`, the normal pointing from `collider1` to `collider2`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PairContact {
@@ -177,11 +174,10 @@ pub(crate) fn find_contacts(
                 bp.shape(pair.a).contact(bp.shape(pair.b), mode),
             )
         };
-        // The pairs of a few changed proxies are found through their lists; once many changed, a pass
-        // over every slot in order costs less than the lists' reads out of order (workloads W1 and W3
-        // of `collision_bench`).
+        // The pairs of a few changed proxies are found through their lists, of many by a pass over
+        // every slot.
         let changed = bp.changed_proxies();
-        let scan = test_all || changed.len() * SCAN_SHARE >= bp.proxy_count();
+        let scan = test_all || !bp.listed();
         let items = if scan { pairs.len() } else { changed.len() };
         let run = move |range: Range<usize>, out: &mut Vec<(u32, Option<Contact>)>| {
             out.clear();

@@ -243,6 +243,40 @@ fn specks_to_long_walls_collide_as_brute_force_says() {
     assert!(touching > 1_000, "the colliders touched: {touching}");
 }
 
+/// Updates where every collider moves between updates where a few do, so that the broad phase
+/// switches between passing over its whole pair set and walking the lists of the moved colliders'
+/// pairs: the pairs match brute force after every update.
+#[test]
+fn worlds_switching_between_crowds_and_few_movers_stay_exact() {
+    fn move_all_or_a_few(
+        mut movers: Query<(&mut Transform, &Velocity)>,
+        mut frame: Local<usize>,
+    ) {
+        *frame += 1;
+        let every = if *frame % 5 < 2 { 1 } else { 37 };
+        for (k, (mut transform, velocity)) in movers.iter_mut().enumerate() {
+            if k % every == 0 {
+                transform.translation += velocity.0.extend(0.0) * 4.0;
+                transform.rotate_z(0.1);
+            }
+        }
+    }
+    let mut app = app();
+    app.add_systems(Update, move_all_or_a_few);
+    let mut live = spawn_movers(&mut app, Rng(0x5917_c4e5), 300, 30.0, 0.5..3.0);
+    let mut rng = Rng(0x5917_c4e6);
+    let mut touching = 0;
+    for frame in 0..60 {
+        if frame % 7 == 3 {
+            app.world_mut().despawn(live.swap_remove(rng.below(live.len())));
+            live.extend(spawn_movers(&mut app, Rng(rng.next() | 1), 1, 30.0, 0.5..3.0));
+        }
+        app.update();
+        touching += assert_matches_brute_force(&mut app, &format!("frame {frame}")).len();
+    }
+    assert!(touching > 1_000, "the colliders touched: {touching}");
+}
+
 fn move_movers(mut movers: Query<(&mut Transform, &Velocity)>) {
     for (mut transform, velocity) in &mut movers {
         transform.translation += velocity.0.extend(0.0) * 5.0;
