@@ -24,7 +24,8 @@ use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
 use crate::layers::CollisionLayers;
 use crate::prepare::{ChangedSince, for_each_changed_row};
-use grid::{LooseGrid, NOWHERE, segment_in};
+pub(crate) use grid::segment_in;
+use grid::{LooseGrid, NOWHERE};
 
 /// No proxy, no pair, or a proxy in no level.
 const NULL: u32 = u32::MAX;
@@ -53,7 +54,7 @@ pub(crate) struct Proxy {
     /// [`Entity::PLACEHOLDER`] for a free proxy.
     pub(crate) entity: Entity,
     pub(crate) layers: CollisionLayers,
-    fat: Aabb2d,
+    pub(crate) fat: Aabb2d,
     /// The fat AABB before this update's move, for a proxy in the move buffer: which pairs it had.
     old_fat: Aabb2d,
     /// The level holding the proxy, or [`NULL`] while in none.
@@ -282,6 +283,11 @@ impl BroadPhase {
     /// Whether any proxy changed, or any pair left the pair set, this update.
     pub(crate) fn anything_changed(&self) -> bool {
         self.anything_changed
+    }
+
+    /// A box around every proxy's fat AABB, and perhaps around some that left.
+    pub(crate) fn bounds(&self) -> Aabb2d {
+        (self.levels.iter()).fold(NOWHERE, |bounds, level| bounds.merge(&level.bounds()))
     }
 
     /// Calls `visit` with every proxy whose fat AABB overlaps `aabb` (touching counts), and its shape.

@@ -33,7 +33,7 @@ pub use query::SpatialQuery;
 
 /// Everything a game needs: `use bevy_rect_collision::prelude::*;`.
 pub mod prelude {
-    pub use crate::geometry::{Contact, OverlapMode, Pose2d, RayHit};
+    pub use crate::geometry::{Contact, OverlapMode, Pose2d, RayHit, ShapeHit};
     pub use crate::{
         Collider, ColliderDisabled, ColliderError, ColliderShape, ColliderWorldShape,
         CollidingEntities, CollisionDiagnostics, CollisionEnded, CollisionLayers,

@@ -2,21 +2,22 @@
 
 use bevy::ecs::system::SystemParam;
 use bevy::math::Ray2d;
-use bevy::math::bounding::Aabb2d;
+use bevy::math::bounding::{Aabb2d, BoundingVolume};
 use bevy::prelude::*;
 
 use core::cmp::Ordering;
 
-use crate::broad_phase::{BroadPhase, Proxy};
+use crate::broad_phase::{BroadPhase, Proxy, segment_in};
 use crate::collider::{ActiveCollider, Collider};
 use crate::geometry::{
-    Pose2d, RayHit, WorldRect, WorldShape, intersection_test_rect_rect, ray_cast,
+    Pose2d, RayHit, ShapeHit, WorldRect, WorldShape, intersection_test_rect_rect, ray_cast,
+    shape_cast,
 };
 use crate::layers::CollisionLayers;
 use crate::plugin::CollisionSettings;
 
 /// Spatial queries over the colliders, answered from the broad phase's levels of grids: each visits
-/// only the colliders near the point, box, shape or ray.
+/// only the colliders near the point, box, shape, ray or cast.
 ///
 /// The colliders are as of the last collision update: their shapes and layers as the broad phase
 /// last saw them, less the colliders removed or disabled since. Disabled and invalid colliders are
@@ -163,5 +164,108 @@ impl SpatialQuery<'_, '_> {
             },
         );
         best
+    }
+
+    /// The collider that `collider`, placed at `pose` and moved along `direction`, touches first
+    /// within `max_distance`, with where; ties go to the lower entity. A shape that touches or
+    /// overlaps a collider at its start hits it at distance zero. `None` also for an invalid
+    /// collider or pose.
+    ///
+    /// The shape moves without turning ([`shape_cast`]). Its cost grows with the box it sweeps.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_rect_collision::geometry::Pose2d;
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// /// How far the player's box can move right before it meets a wall.
+    /// fn room_ahead(query: SpatialQuery, player: Single<&GlobalTransform, With<Collider>>) -> f32 {
+    ///     let pose = Pose2d::from_translation(player.translation().truncate());
+    ///     let body = Collider::rect(1.0, 2.0);
+    ///     query
+    ///         .cast_shape(&body, &pose, Dir2::X, 10.0, CollisionLayers::ALL)
+    ///         .map_or(10.0, |(_wall, hit)| hit.distance)
+    /// }
+    /// # bevy::ecs::system::assert_is_system(room_ahead);
+    /// ```
+    pub fn cast_shape(
+        &self,
+        collider: &Collider,
+        pose: &Pose2d,
+        direction: Dir2,
+        max_distance: f32,
+        layers: CollisionLayers,
+    ) -> Option<(Entity, ShapeHit)> {
+        let mut best: Option<(Entity, ShapeHit)> = None;
+        self.cast_candidates(collider, pose, direction, max_distance, |proxy, hit| {
+            let better = best.is_none_or(|(entity, best)| {
+                (hit.distance.total_cmp(&best.distance)).then(proxy.entity.cmp(&entity))
+                    == Ordering::Less
+            });
+            if better && self.matches(proxy, layers) {
+                best = Some((proxy.entity, hit));
+            }
+            best.map_or(max_distance, |(_, hit)| hit.distance)
+        });
+        best
+    }
+
+    /// Every collider that `collider`, placed at `pose` and moved along `direction`, touches within
+    /// `max_distance`, with where it first touches each, nearest first (ties by entity).
+    pub fn cast_shape_all(
+        &self,
+        collider: &Collider,
+        pose: &Pose2d,
+        direction: Dir2,
+        max_distance: f32,
+        layers: CollisionLayers,
+    ) -> Vec<(Entity, ShapeHit)> {
+        let mut hits = Vec::new();
+        self.cast_candidates(collider, pose, direction, max_distance, |proxy, hit| {
+            if self.matches(proxy, layers) {
+                hits.push((proxy.entity, hit));
+            }
+            max_distance
+        });
+        hits.sort_unstable_by(|(a, a_hit), (b, b_hit)| {
+            (a_hit.distance.total_cmp(&b_hit.distance)).then(a.cmp(b))
+        });
+        hits
+    }
+
+    /// Casts `collider` at `pose` along `direction` against the colliders whose fat AABB the box it
+    /// sweeps meets, and calls `visit` with each hit within the reach, which `visit` returns (at first
+    /// `max_distance`).
+    fn cast_candidates(
+        &self,
+        collider: &Collider,
+        pose: &Pose2d,
+        direction: Dir2,
+        max_distance: f32,
+        mut visit: impl FnMut(&Proxy, ShapeHit) -> f32,
+    ) {
+        if max_distance.is_nan() || max_distance < 0.0 {
+            return;
+        }
+        let Some(cast) = collider.world_shape(pose) else {
+            return;
+        };
+        // The box the shape sweeps, as the segment its centre runs along, against boxes grown by its
+        // half size; it ends where it leaves the box around every collider.
+        let (aabb, inverse) = (cast.aabb(), direction.recip());
+        let (center, half_size) = (aabb.center(), aabb.half_size());
+        let bounds = self.broad_phase.bounds().grow(half_size);
+        let Some((_, exit)) = segment_in(&bounds, center, inverse, max_distance) else {
+            return;
+        };
+        let end = aabb.translated_by(*direction * exit);
+        let mut reach = max_distance;
+        self.broad_phase.query(&aabb.merge(&end), |proxy, shape| {
+            if segment_in(&proxy.fat.grow(half_size), center, inverse, reach).is_some()
+                && let Some(hit) = shape_cast(&cast, direction, reach, shape)
+            {
+                reach = visit(proxy, hit);
+            }
+        });
     }
 }

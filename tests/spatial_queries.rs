@@ -1,5 +1,6 @@
 //! `SpatialQuery` against brute force over the geometry functions, on a random world that moves,
-//! loses and gains colliders and changes layers between the checks: points, boxes, shapes and rays.
+//! loses and gains colliders and changes layers between the checks: points, boxes, shapes, rays and
+//! shape casts.
 //! Also the pipeline's figures in Bevy's `DiagnosticsStore`.
 
 mod common;
@@ -9,7 +10,7 @@ use bevy::ecs::system::RunSystemOnce;
 use bevy::math::Ray2d;
 use bevy::math::bounding::{Aabb2d, IntersectsVolume};
 use bevy::prelude::*;
-use bevy_rect_collision::geometry::{Pose2d, RayHit, WorldShape, ray_cast};
+use bevy_rect_collision::geometry::{Pose2d, RayHit, ShapeHit, WorldShape, ray_cast, shape_cast};
 use bevy_rect_collision::prelude::*;
 use common::*;
 
@@ -63,6 +64,26 @@ fn brute_force_ray(
     best
 }
 
+/// Every hit of `collider` at `pose` cast along `direction` within `reach` among `shapes` on
+/// matching layers, nearest first, ties by entity.
+fn brute_force_casts(
+    shapes: &[(Entity, WorldShape, CollisionLayers)],
+    (collider, pose, direction, reach, layers): &Cast,
+) -> Vec<(Entity, ShapeHit)> {
+    let cast = collider.world_shape(pose).expect("a valid shape");
+    let mut hits: Vec<(Entity, ShapeHit)> = (shapes.iter())
+        .filter(|(_, _, other)| layers.interacts_with(other))
+        .filter_map(|&(entity, shape, _)| {
+            shape_cast(&cast, *direction, *reach, &shape).map(|hit| (entity, hit))
+        })
+        .collect();
+    hits.sort_by(|(a, a_hit), (b, b_hit)| a_hit.distance.total_cmp(&b_hit.distance).then(a.cmp(b)));
+    hits
+}
+
+/// A shape cast's arguments.
+type Cast = (Collider, Pose2d, Dir2, f32, CollisionLayers);
+
 /// What each query answered, for one set of random arguments.
 #[derive(Debug, PartialEq)]
 struct Answers {
@@ -70,6 +91,8 @@ struct Answers {
     boxes: Vec<Vec<Entity>>,
     shapes: Vec<Vec<Entity>>,
     rays: Vec<Option<(Entity, RayHit)>>,
+    casts: Vec<Option<(Entity, ShapeHit)>>,
+    casts_all: Vec<Vec<(Entity, ShapeHit)>>,
 }
 
 /// The random arguments of one set of queries.
@@ -78,6 +101,7 @@ struct Arguments {
     boxes: Vec<(Aabb2d, CollisionLayers)>,
     shapes: Vec<(Collider, Pose2d, CollisionLayers)>,
     rays: Vec<(Ray2d, f32, CollisionLayers)>,
+    casts: Vec<Cast>,
 }
 
 fn arguments(rng: &mut Rng) -> Arguments {
@@ -86,6 +110,13 @@ fn arguments(rng: &mut Rng) -> Arguments {
         _ => CollisionLayers::new(1 + rng.below(3) as u32, 1 + rng.below(3) as u32),
     };
     let point = |rng: &mut Rng| Vec2::new(rng.range(-22.0, 22.0), rng.range(-22.0, 22.0));
+    let collider = |rng: &mut Rng| match rng.below(3) {
+        0 => Collider::rect(rng.range(0.5, 5.0), rng.range(0.5, 5.0)),
+        1 => Collider::rotated_rect(rng.range(0.5, 5.0), rng.range(0.5, 5.0)),
+        _ => Collider::circle(rng.range(0.25, 2.5)),
+    };
+    let pose =
+        |rng: &mut Rng| Pose2d::new(point(rng), Rot2::radians(rng.range(-3.2, 3.2)), Vec2::ONE);
     Arguments {
         points: (0..40).map(|_| (point(rng), layers(rng))).collect(),
         boxes: (0..40)
@@ -95,15 +126,7 @@ fn arguments(rng: &mut Rng) -> Arguments {
             })
             .collect(),
         shapes: (0..40)
-            .map(|_| {
-                let collider = match rng.below(3) {
-                    0 => Collider::rect(rng.range(0.5, 5.0), rng.range(0.5, 5.0)),
-                    1 => Collider::rotated_rect(rng.range(0.5, 5.0), rng.range(0.5, 5.0)),
-                    _ => Collider::circle(rng.range(0.25, 2.5)),
-                };
-                let pose = Pose2d::new(point(rng), Rot2::radians(rng.range(-3.2, 3.2)), Vec2::ONE);
-                (collider, pose, layers(rng))
-            })
+            .map(|_| (collider(rng), pose(rng), layers(rng)))
             .collect(),
         rays: (0..40)
             .map(|_| {
@@ -111,6 +134,14 @@ fn arguments(rng: &mut Rng) -> Arguments {
                     Dir2::from_xy(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).unwrap_or(Dir2::X);
                 let reach = rng.range(1.0, 30.0);
                 (Ray2d::new(point(rng), direction), reach, layers(rng))
+            })
+            .collect(),
+        casts: (0..40)
+            .map(|_| {
+                let direction =
+                    Dir2::from_xy(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).unwrap_or(Dir2::Y);
+                let reach = [rng.range(0.0, 30.0), f32::INFINITY][usize::from(rng.below(8) == 0)];
+                (collider(rng), pose(rng), direction, reach, layers(rng))
             })
             .collect(),
     }
@@ -123,9 +154,15 @@ fn ask(app: &mut App, arguments: &Arguments) -> Answers {
         boxes,
         shapes,
         rays,
+        casts,
     } = arguments;
-    let (points, boxes, shapes, rays) =
-        (points.clone(), boxes.clone(), shapes.clone(), rays.clone());
+    let (points, boxes, shapes, rays, casts) = (
+        points.clone(),
+        boxes.clone(),
+        shapes.clone(),
+        rays.clone(),
+        casts.clone(),
+    );
     app.world_mut()
         .run_system_once(move |query: SpatialQuery| Answers {
             points: (points.iter())
@@ -139,6 +176,16 @@ fn ask(app: &mut App, arguments: &Arguments) -> Answers {
                 .collect(),
             rays: (rays.iter())
                 .map(|&(ray, reach, layers)| query.cast_ray(ray, reach, layers))
+                .collect(),
+            casts: (casts.iter())
+                .map(|(collider, pose, direction, reach, layers)| {
+                    query.cast_shape(collider, pose, *direction, *reach, *layers)
+                })
+                .collect(),
+            casts_all: (casts.iter())
+                .map(|(collider, pose, direction, reach, layers)| {
+                    query.cast_shape_all(collider, pose, *direction, *reach, *layers)
+                })
                 .collect(),
         })
         .expect("the query system runs")
@@ -166,6 +213,12 @@ fn expected(shapes: &[(Entity, WorldShape, CollisionLayers)], arguments: &Argume
             .collect(),
         rays: (arguments.rays.iter())
             .map(|&(ray, reach, layers)| brute_force_ray(shapes, ray, reach, layers))
+            .collect(),
+        casts: (arguments.casts.iter())
+            .map(|cast| brute_force_casts(shapes, cast).first().copied())
+            .collect(),
+        casts_all: (arguments.casts.iter())
+            .map(|cast| brute_force_casts(shapes, cast))
             .collect(),
     }
 }
@@ -218,7 +271,8 @@ fn every_query_matches_brute_force_while_the_world_changes() {
         );
         checked += expected.points.iter().map(Vec::len).sum::<usize>()
             + expected.boxes.iter().map(Vec::len).sum::<usize>()
-            + expected.rays.iter().flatten().count();
+            + expected.rays.iter().flatten().count()
+            + expected.casts_all.iter().map(Vec::len).sum::<usize>();
     }
     assert!(
         checked > 1_000,
@@ -248,10 +302,7 @@ fn specks_to_long_walls_collide_as_brute_force_says() {
 /// pairs: the pairs match brute force after every update.
 #[test]
 fn worlds_switching_between_crowds_and_few_movers_stay_exact() {
-    fn move_all_or_a_few(
-        mut movers: Query<(&mut Transform, &Velocity)>,
-        mut frame: Local<usize>,
-    ) {
+    fn move_all_or_a_few(mut movers: Query<(&mut Transform, &Velocity)>, mut frame: Local<usize>) {
         *frame += 1;
         let every = if *frame % 5 < 2 { 1 } else { 37 };
         for (k, (mut transform, velocity)) in movers.iter_mut().enumerate() {
@@ -268,8 +319,15 @@ fn worlds_switching_between_crowds_and_few_movers_stay_exact() {
     let mut touching = 0;
     for frame in 0..60 {
         if frame % 7 == 3 {
-            app.world_mut().despawn(live.swap_remove(rng.below(live.len())));
-            live.extend(spawn_movers(&mut app, Rng(rng.next() | 1), 1, 30.0, 0.5..3.0));
+            app.world_mut()
+                .despawn(live.swap_remove(rng.below(live.len())));
+            live.extend(spawn_movers(
+                &mut app,
+                Rng(rng.next() | 1),
+                1,
+                30.0,
+                0.5..3.0,
+            ));
         }
         app.update();
         touching += assert_matches_brute_force(&mut app, &format!("frame {frame}")).len();

@@ -12,7 +12,7 @@ struct SupportFeature {
     across_max: f32,
 }
 
-fn support_feature(shape: &WorldShape, direction: Vec2) -> SupportFeature {
+fn support_feature(shape: &WorldShape, direction: Vec2, side_share: f32) -> SupportFeature {
     let across = direction.perp();
     if let WorldShape::Circle(circle) = shape {
         let c = circle.center.dot(across);
@@ -27,8 +27,8 @@ fn support_feature(shape: &WorldShape, direction: Vec2) -> SupportFeature {
         .iter()
         .map(|c| c.dot(direction))
         .fold(f32::NEG_INFINITY, f32::max);
-    // Corners within a small fraction of the shape's size of the furthest one form its side.
-    let tolerance = 1e-3 * (corners[0] - corners[2]).length();
+    // Corners within `side_share` of the shape's size of the furthest one form its side.
+    let tolerance = side_share * (corners[0] - corners[2]).length();
     let (mut across_min, mut across_max) = (f32::INFINITY, f32::NEG_INFINITY);
     for corner in corners
         .iter()
@@ -61,9 +61,16 @@ fn support_feature(shape: &WorldShape, direction: Vec2) -> SupportFeature {
 /// assert_eq!(contact_point(&a, &b, &contact), Vec2::new(1.75, 1.5));
 /// ```
 pub fn contact_point(a: &WorldShape, b: &WorldShape, contact: &Contact) -> Vec2 {
-    let normal = contact.normal;
-    let a_side = support_feature(a, normal);
-    let b_side = support_feature(b, -normal);
+    // A corner within a thousandth of the shape's size of a side's reach counts as the side's, so
+    // that the point of a box resting nearly flat on another stays in the middle of their overlap.
+    meeting_point(a, b, contact.normal, 1e-3)
+}
+
+/// [`contact_point`] for the unit `normal` from `a` to `b`, a corner within `side_share` of the
+/// shape's size of the furthest one counting as part of its side.
+pub(crate) fn meeting_point(a: &WorldShape, b: &WorldShape, normal: Vec2, side_share: f32) -> Vec2 {
+    let a_side = support_feature(a, normal, side_share);
+    let b_side = support_feature(b, -normal, side_share);
     // `b_side` was measured along -normal (and across its perpendicular, the opposite way).
     let along = 0.5 * (a_side.reach - b_side.reach);
     let across_min = a_side.across_min.max(-b_side.across_max);

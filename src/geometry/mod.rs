@@ -28,6 +28,10 @@
 //! to a side) collide, as "Rotated rectangle intersection" argues. [`OverlapMode::InteriorOnly`] asks for
 //! an overlap of positive area instead, so that contact of zero area does not count.
 //!
+//! # Casts
+//! [`ray_cast`] finds where a ray first meets a shape, and [`shape_cast`] where a shape moving along
+//! a straight line first touches another: its time of impact, the point and the normal.
+//!
 //! The sources, and what each test guarantees at the boundary, are in `docs/algorithms.md`.
 
 mod circle_circle;
@@ -42,6 +46,7 @@ mod ray;
 mod rect_rect;
 mod rotated_rect_rect;
 mod rotated_rect_rotated_rect;
+mod shape_cast;
 mod shapes;
 mod world_shape;
 
@@ -72,5 +77,6 @@ pub use rotated_rect_rotated_rect::intersection_test_rotated_rect_rotated_rect_a
 pub use rotated_rect_rotated_rect::{
     contact_rotated_rect_rotated_rect, intersection_test_rotated_rect_rotated_rect,
 };
+pub use shape_cast::{ShapeHit, shape_cast};
 pub use shapes::{WorldCircle, WorldRect, WorldRotatedRect};
 pub use world_shape::WorldShape;

@@ -43,7 +43,12 @@ pub fn ray_cast(shape: &WorldShape, ray: Ray2d, max_distance: f32) -> Option<Ray
     (hit.distance <= max_distance).then_some(hit)
 }
 
-fn ray_cast_box(center: Vec2, half_size: Vec2, rotation: Rot2, ray: Ray2d) -> Option<RayHit> {
+pub(super) fn ray_cast_box(
+    center: Vec2,
+    half_size: Vec2,
+    rotation: Rot2,
+    ray: Ray2d,
+) -> Option<RayHit> {
     let inverse = rotation.inverse();
     let origin = inverse * (ray.origin - center);
     let direction = inverse * *ray.direction;
@@ -84,7 +89,7 @@ fn ray_cast_box(center: Vec2, half_size: Vec2, rotation: Rot2, ray: Ray2d) -> Op
     })
 }
 
-fn ray_cast_circle(center: Vec2, radius: f32, ray: Ray2d) -> Option<RayHit> {
+pub(super) fn ray_cast_circle(center: Vec2, radius: f32, ray: Ray2d) -> Option<RayHit> {
     let from_center = ray.origin - center;
     let outside = from_center.length_squared() - radius * radius;
     if outside <= 0.0 {

@@ -39,6 +39,18 @@ impl WorldShape {
         }
     }
 
+    /// The shape moved by `offset`.
+    #[inline]
+    pub fn translated(&self, offset: Vec2) -> Self {
+        let mut shape = *self;
+        match &mut shape {
+            WorldShape::Rect(rect) => rect.center += offset,
+            WorldShape::RotatedRect(rect) => rect.center += offset,
+            WorldShape::Circle(circle) => circle.center += offset,
+        }
+        shape
+    }
+
     /// The smallest axis-aligned box around the shape.
     #[inline]
     pub fn aabb(&self) -> Aabb2d {
