@@ -19,7 +19,9 @@ use bevy::ecs::entity::EntityHashSet;
 use bevy::math::bounding::{Aabb2d, BoundingVolume, IntersectsVolume};
 use bevy::prelude::*;
 
-use crate::collider::{ActiveCollider, ActiveColliders, ColliderWorldShape};
+use crate::collider::{
+    ActiveCollider, ActiveColliders, ColliderWorldShape, SweptCollider, Teleported,
+};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
 use crate::layers::CollisionLayers;
@@ -185,6 +187,14 @@ pub struct BroadPhase {
     widths: Vec<f32>,
     /// The enabled colliders whose shape is invalid, which have no proxy.
     invalid: EntityHashSet,
+    /// Each proxy's move this update, where its shape changed.
+    moves: Vec<Vec2>,
+    /// Each swept proxy's move this update ([`SweptCollider`]), zero for the others; and the swept
+    /// proxies of this update and of the last, whose pairs are tested again, without a sweep, where
+    /// they did not move.
+    sweeps: Vec<Vec2>,
+    swept: Vec<u32>,
+    swept_before: Vec<u32>,
 }
 
 impl BroadPhase {
@@ -280,6 +290,13 @@ impl BroadPhase {
         }
     }
 
+    /// How far the proxy `id` moved this update, where it is swept ([`SweptCollider`]); zero
+    /// otherwise.
+    #[inline]
+    pub(crate) fn sweep_of(&self, id: u32) -> Vec2 {
+        self.sweeps.get(id as usize).copied().unwrap_or(Vec2::ZERO)
+    }
+
     /// Whether any proxy changed, or any pair left the pair set, this update.
     pub(crate) fn anything_changed(&self) -> bool {
         self.anything_changed
@@ -368,7 +385,12 @@ impl BroadPhase {
         if self.first_pair.len() <= id as usize {
             self.first_pair.resize(id as usize + 1, NULL);
         }
+        if self.moves.len() <= id as usize {
+            self.moves.resize(id as usize + 1, Vec2::ZERO);
+            self.sweeps.resize(id as usize + 1, Vec2::ZERO);
+        }
         self.first_pair[id as usize] = NULL;
+        self.moves[id as usize] = Vec2::ZERO;
         self.mark_changed(id);
         self.touched.set(id);
         self.move_buffer.push(id);
@@ -392,6 +414,7 @@ impl BroadPhase {
         let displacement = shape.center() - self.shapes[id as usize].center();
         let widest = self.lowest_widest();
         self.shapes[id as usize] = shape;
+        self.moves[id as usize] = displacement;
         self.mark_changed(id);
         self.anything_changed = true;
         let proxy = &mut self.proxies[id as usize];
@@ -413,6 +436,25 @@ impl BroadPhase {
         if left {
             proxy.fat = fatten(&shape, displacement, widest);
         }
+    }
+
+    /// Sweeps the proxy `id`, which moved by `motion` this update: its fat AABB is grown over the box
+    /// where the move began, so that its pairs include whatever it passed.
+    fn sweep(&mut self, id: u32, motion: Vec2) {
+        self.sweeps[id as usize] = motion;
+        self.swept.push(id);
+        let start = self.shapes[id as usize].translated(-motion).aabb();
+        let proxy = &mut self.proxies[id as usize];
+        if proxy.fat.contains(&start) {
+            return;
+        }
+        if !self.touched.get(id) {
+            proxy.old_fat = proxy.fat;
+            self.touched.set(id);
+            self.move_buffer.push(id);
+        }
+        let margin = MARGIN_SHARE * start.half_size().max_element();
+        proxy.fat = proxy.fat.merge(&start.grow(Vec2::splat(margin)));
     }
 
     /// Takes in a collider whose shape or layers changed: updates, adds or takes out its proxy.
@@ -817,6 +859,7 @@ pub(crate) fn update_broad_phase(
     mut broad_phase: ResMut<BroadPhase>,
     rows: ColliderRows,
     colliders: ActiveColliders,
+    swept: Query<(Entity, Has<Teleported>), (With<SweptCollider>, ActiveCollider)>,
     mut diagnostics: ResMut<CollisionDiagnostics>,
 ) {
     let timer = StageTimer::start();
@@ -829,6 +872,12 @@ pub(crate) fn update_broad_phase(
     bp.changed.0.fill(false);
     bp.touched.0.fill(false);
     bp.relayered.0.fill(false);
+    for k in 0..bp.swept.len() {
+        let id = bp.swept[k];
+        bp.sweeps[id as usize] = Vec2::ZERO;
+    }
+    core::mem::swap(&mut bp.swept, &mut bp.swept_before);
+    bp.swept.clear();
     let queue = core::mem::take(&mut bp.queue);
     // A collider removed and given a `Collider` again, or disabled and enabled again, since the last
     // update comes back as a new proxy, so that its pairs start anew: their ends were sent at the removal.
@@ -879,6 +928,24 @@ pub(crate) fn update_broad_phase(
     }
     bp.queue = queue;
     bp.queue.clear();
+    // A swept collider that moved is swept, unless teleported; one swept last update has its pairs
+    // tested again, as a pair that touched only on the way must end.
+    for (entity, teleported) in &swept {
+        if let Some(id) = bp.proxy_id(entity)
+            && bp.changed_now(id)
+            && !teleported
+            && bp.moves[id as usize] != Vec2::ZERO
+        {
+            bp.sweep(id, bp.moves[id as usize]);
+        }
+    }
+    for k in 0..bp.swept_before.len() {
+        let id = bp.swept_before[k];
+        if bp.is_live(id) {
+            bp.mark_changed(id);
+            bp.anything_changed = true;
+        }
+    }
     bp.place_moved();
     bp.pick_listing();
     if bp.anything_changed {

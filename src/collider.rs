@@ -530,6 +530,41 @@ pub(crate) type ActiveColliders<'w, 's> = Query<
 #[reflect(Component, Default)]
 pub struct ColliderDisabled;
 
+/// Makes a collider's motion between two collision updates count, not only where it ends up, so that a
+/// fast bullet touches the thin wall it passed through.
+///
+/// The collider is moved in a straight line from where it was at the last update to where it is now,
+/// and whatever it touched on the way touches it in this update: the pair gets its
+/// [`CollisionStarted`](crate::CollisionStarted), with the
+/// [`time_of_impact`](crate::CollisionStarted::time_of_impact) and the normal and point at first
+/// contact, and its [`CollisionEnded`](crate::CollisionEnded) at the next update if they no longer
+/// touch. [`CollidingEntities`](crate::CollidingEntities) lists the pair for the update. Where both
+/// colliders of a pair are swept, their motion relative to each other is; a collider without the
+/// marker is taken where it is at the end of the update.
+///
+/// Only the translation is swept: the collider has its end rotation all along the way. A collider
+/// set far away by the game is swept across the whole jump, unless it carries [`Teleported`] for
+/// that update.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_rect_collision::prelude::*;
+///
+/// fn fire(mut commands: Commands) {
+///     commands.spawn((Transform::default(), Collider::circle(0.1), SweptCollider));
+/// }
+/// # bevy::ecs::system::assert_is_system(fire);
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default)]
+pub struct SweptCollider;
+
+/// Marks a [`SweptCollider`] that the game moved by a jump, not a motion: the next collision update
+/// takes it where it ends up, without a sweep, and then removes the marker.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default)]
+pub struct Teleported;
+
 /// Marks a collider whose shape is invalid (a NaN, infinite or zero-scale transform, or a bad size):
 /// the plugin skips it, warns once, and removes the marker when it becomes valid again.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]

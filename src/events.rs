@@ -38,10 +38,18 @@ pub struct CollisionStarted {
     pub collider1: Entity,
     /// The other collider.
     pub collider2: Entity,
-    /// Unit contact normal in world space, pointing from `collider1` to `collider2`, at the start.
+    /// Unit contact normal in world space, pointing from `collider1` to `collider2`, at first
+    /// contact.
     pub normal: Vec2,
-    /// Penetration depth at the start: the length of the smallest translation that separates them.
+    /// Penetration depth at the end of the update: the length of the smallest translation that
+    /// separates them; zero for a pair that touched only on the way of a sweep.
     pub depth: f32,
+    /// Where they touch at first contact, in world space: for sparks or decals.
+    pub point: Vec2,
+    /// For a pair with a [`SweptCollider`](crate::SweptCollider), the share of the update's motion
+    /// at which they first touched, from 0 to 1; `None` for a pair found where the colliders ended
+    /// up.
+    pub time_of_impact: Option<f32>,
 }
 
 /// Two colliders that touched stopped touching this frame: they moved apart, one was despawned, lost
@@ -73,7 +81,7 @@ impl CollisionStarted {
             collider1: self.collider2,
             collider2: self.collider1,
             normal: -self.normal,
-            depth: self.depth,
+            ..self
         }
     }
 }
@@ -165,12 +173,16 @@ pub(crate) fn report_collision_changes(
     ended.sort_unstable_by_key(|end| (end.collider1, end.collider2));
     started.extend(
         (contacts.started.iter())
-            .filter(|pair| colliders.contains(pair.collider1) && colliders.contains(pair.collider2))
-            .map(|pair| CollisionStarted {
-                collider1: pair.collider1,
-                collider2: pair.collider2,
-                normal: pair.contact.normal,
-                depth: pair.contact.depth,
+            .filter(|start| {
+                colliders.contains(start.pair.collider1) && colliders.contains(start.pair.collider2)
+            })
+            .map(|start| CollisionStarted {
+                collider1: start.pair.collider1,
+                collider2: start.pair.collider2,
+                normal: start.pair.contact.normal,
+                depth: start.pair.contact.depth,
+                point: start.point,
+                time_of_impact: start.time_of_impact,
             }),
     );
     started.sort_unstable_by_key(|start| (start.collider1, start.collider2));

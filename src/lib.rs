@@ -22,7 +22,7 @@ mod test_rng;
 pub use broad_phase::BroadPhase;
 pub use collider::{
     ActiveCollider, Collider, ColliderDisabled, ColliderError, ColliderShape, ColliderWorldShape,
-    InvalidCollider,
+    InvalidCollider, SweptCollider, Teleported,
 };
 pub use diagnostics::{CollisionDiagnostics, StageTimings};
 pub use events::{CollidingEntities, CollisionEnded, CollisionStarted};
@@ -38,7 +38,7 @@ pub mod prelude {
         Collider, ColliderDisabled, ColliderError, ColliderShape, ColliderWorldShape,
         CollidingEntities, CollisionDiagnostics, CollisionEnded, CollisionLayers,
         CollisionSettings, CollisionStarted, CollisionSystems, Contacts, InvalidCollider,
-        RectCollisionPlugin, SpatialQuery,
+        RectCollisionPlugin, SpatialQuery, SweptCollider, Teleported,
     };
 
     #[cfg(feature = "egui")]

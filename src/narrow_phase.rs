@@ -8,7 +8,7 @@ use bevy::prelude::*;
 
 use crate::broad_phase::{BroadPhase, Pair};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
-use crate::geometry::Contact;
+use crate::geometry::{Contact, WorldShape, contact_point, shape_cast};
 use crate::parallel::pool_for;
 use crate::plugin::CollisionSettings;
 
@@ -31,6 +31,44 @@ impl PairContact {
     pub fn key(&self) -> (Entity, Entity) {
         (self.collider1, self.collider2)
     }
+}
+
+/// Where a pair with a swept collider first touched in an update ([`SweptCollider`]).
+///
+/// [`SweptCollider`]: crate::SweptCollider
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Impact {
+    /// The share of the update's motion at first contact, from 0 to 1.
+    pub(crate) time_of_impact: f32,
+    /// Where the pair touched then, in world space.
+    pub(crate) point: Vec2,
+    /// The unit normal there, from the pair's first collider to its second.
+    pub(crate) normal: Vec2,
+}
+
+/// Where `a`, which moved by `a_move` this update, and `b`, which moved by `b_move`, first touched on
+/// the way, their rotations those at the end; `None` if they did not, or did not move apart.
+fn impact(a: &WorldShape, a_move: Vec2, b: &WorldShape, b_move: Vec2) -> Option<Impact> {
+    // `b` held still where it began, `a` moved by the motion relative to it.
+    let relative = a_move - b_move;
+    let (direction, length) = Dir2::new_and_length(relative).ok()?;
+    let b_start = b.translated(-b_move);
+    let hit = shape_cast(&a.translated(-a_move), direction, length, &b_start)?;
+    let time_of_impact = (hit.distance / length).min(1.0);
+    Some(Impact {
+        time_of_impact,
+        point: hit.point + b_move * time_of_impact,
+        normal: -hit.normal,
+    })
+}
+
+/// A pair that began touching this update, for the events stage.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Start {
+    /// The pair, its contact's normal the one at first contact.
+    pub(crate) pair: PairContact,
+    pub(crate) point: Vec2,
+    pub(crate) time_of_impact: Option<f32>,
 }
 
 /// Every pair touching after the last collision update, for systems that poll rather than read events.
@@ -59,11 +97,11 @@ pub struct Contacts {
     index: HashMap<(Entity, Entity), u32>,
     /// The pairs that began touching this update, and those that stopped: what the events stage
     /// reports.
-    pub(crate) started: Vec<PairContact>,
+    pub(crate) started: Vec<Start>,
     pub(crate) ended: Vec<(Entity, Entity)>,
     /// Each task's verdicts, kept between updates: the slot and the contact, if any, of each pair it
-    /// tested.
-    task_verdicts: Vec<Vec<(u32, Option<Contact>)>>,
+    /// tested, and where a swept pair first touched.
+    task_verdicts: Vec<Vec<Verdict>>,
 }
 
 impl Contacts {
@@ -116,20 +154,24 @@ impl Contacts {
         }
     }
 
-    /// Records the verdict of the test of the pair in `slot`, `contact`'s normal pointing from its
-    /// first collider to its second: a start, an end, or a new contact for a pair that still touches.
-    /// `entities` gives the pair's colliders, the lower first, for a start.
+    /// Records the verdict of the test of the pair in `slot`, normals pointing from its first
+    /// collider to its second: a start, an end, or a new contact for a pair that still touches. A
+    /// pair that touched only on the way of a sweep touches with no depth. `shapes` gives the pair's
+    /// colliders, the lower first, and their shapes, for a start.
     fn record(
         &mut self,
-        slot: u32,
-        contact: Option<Contact>,
-        entities: impl FnOnce() -> (Entity, Entity),
+        (slot, contact, impact): Verdict,
+        shapes: impl FnOnce() -> ((Entity, Entity), (WorldShape, WorldShape)),
     ) {
+        let touching = contact.or(impact.map(|impact| Contact {
+            normal: impact.normal,
+            depth: 0.0,
+        }));
         let held = &mut self.slots[slot as usize];
-        match (held.as_mut(), contact) {
+        match (held.as_mut(), touching) {
             (Some(pair), Some(contact)) => pair.contact = contact,
             (None, Some(contact)) => {
-                let (collider1, collider2) = entities();
+                let ((collider1, collider2), (a, b)) = shapes();
                 let pair = PairContact {
                     collider1,
                     collider2,
@@ -137,13 +179,34 @@ impl Contacts {
                 };
                 *held = Some(pair);
                 self.index.insert(pair.key(), slot);
-                self.started.push(pair);
+                self.started.push(match impact {
+                    Some(impact) => Start {
+                        pair: PairContact {
+                            contact: Contact {
+                                normal: impact.normal,
+                                depth: contact.depth,
+                            },
+                            ..pair
+                        },
+                        point: impact.point,
+                        time_of_impact: Some(impact.time_of_impact),
+                    },
+                    None => Start {
+                        pair,
+                        point: contact_point(&a, &b, &contact),
+                        time_of_impact: None,
+                    },
+                });
             }
             (Some(_), None) => self.forget(slot),
             (None, None) => {}
         }
     }
 }
+
+/// The slot of a tested pair, its contact at the end of the update, and where it first touched on
+/// the way of a sweep.
+type Verdict = (u32, Option<Contact>, Option<Impact>);
 
 /// Tests exactly the pairs of the pair set with a collider whose shape or layers changed this update
 /// (every pair when the settings changed), and updates the contacts: the pairs that began and stopped
@@ -169,17 +232,22 @@ pub(crate) fn find_contacts(
         contacts.slots.resize(pairs.len(), None);
         let mode = settings.overlap_mode;
         let test = move |slot: usize, pair: &Pair| {
-            (
-                slot as u32,
-                bp.shape(pair.a).contact(bp.shape(pair.b), mode),
-            )
+            let (a, b) = (bp.shape(pair.a), bp.shape(pair.b));
+            let (a_move, b_move) = (bp.sweep_of(pair.a), bp.sweep_of(pair.b));
+            let swept = a_move != Vec2::ZERO || b_move != Vec2::ZERO;
+            let impact = if swept {
+                impact(a, a_move, b, b_move)
+            } else {
+                None
+            };
+            (slot as u32, a.contact(b, mode), impact)
         };
         // The pairs of a few changed proxies are found through their lists, of many by a pass over
         // every slot.
         let changed = bp.changed_proxies();
         let scan = test_all || !bp.listed();
         let items = if scan { pairs.len() } else { changed.len() };
-        let run = move |range: Range<usize>, out: &mut Vec<(u32, Option<Contact>)>| {
+        let run = move |range: Range<usize>, out: &mut Vec<Verdict>| {
             out.clear();
             if scan {
                 let slots = range.clone().zip(&pairs[range]);
@@ -199,7 +267,12 @@ pub(crate) fn find_contacts(
                 out.extend(once.map(|(slot, pair)| test(slot as usize, &pair)));
             }
         };
-        let entities = |pair: Pair| move || (bp.proxy(pair.a).entity, bp.proxy(pair.b).entity);
+        let shapes = |pair: Pair| {
+            move || {
+                let entities = (bp.proxy(pair.a).entity, bp.proxy(pair.b).entity);
+                (entities, (*bp.shape(pair.a), *bp.shape(pair.b)))
+            }
+        };
         let mut verdicts = core::mem::take(&mut contacts.task_verdicts);
         match pool_for(items, PARALLEL_THRESHOLD) {
             Some(pool) => {
@@ -217,8 +290,8 @@ pub(crate) fn find_contacts(
                 run(0..items, &mut verdicts[0]);
             }
         }
-        for &(slot, contact) in verdicts.iter().flatten() {
-            contacts.record(slot, contact, entities(pairs[slot as usize]));
+        for &verdict in verdicts.iter().flatten() {
+            contacts.record(verdict, shapes(pairs[verdict.0 as usize]));
         }
         diagnostics.tested_pairs = verdicts.iter().map(Vec::len).sum();
         contacts.task_verdicts = verdicts;

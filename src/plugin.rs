@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use bevy::transform::TransformSystems;
 
 use crate::broad_phase::{BroadPhase, update_broad_phase};
-use crate::collider::{Collider, ColliderDisabled};
+use crate::collider::{Collider, ColliderDisabled, SweptCollider, Teleported};
 use crate::diagnostics::CollisionDiagnostics;
 use crate::entity_set::SpareEntitySets;
 use crate::events::{
@@ -64,6 +64,8 @@ impl Plugin for RectCollisionPlugin {
             .add_message::<CollisionEnded>()
             .register_type::<Collider>()
             .register_type::<ColliderDisabled>()
+            .register_type::<SweptCollider>()
+            .register_type::<Teleported>()
             .register_type::<CollisionLayers>()
             .add_observer(end_contacts_of_removed_collider)
             .add_observer(queue_disabled_collider)
@@ -100,9 +102,16 @@ impl Plugin for RectCollisionPlugin {
                 update_world_shapes.in_set(CollisionSystems::Prepare),
                 update_broad_phase.in_set(CollisionSystems::BroadPhase),
                 find_contacts.in_set(CollisionSystems::NarrowPhase),
-                report_collision_changes.in_set(CollisionSystems::Events),
+                (report_collision_changes, forget_teleports).in_set(CollisionSystems::Events),
             ),
         );
+    }
+}
+
+/// Takes [`Teleported`] off the colliders it spared a sweep in this update.
+fn forget_teleports(teleported: Query<Entity, With<Teleported>>, mut commands: Commands) {
+    for entity in &teleported {
+        commands.entity(entity).remove::<Teleported>();
     }
 }
 
