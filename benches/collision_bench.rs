@@ -23,7 +23,7 @@
 //! colliders spread over the component sets of its kinds of entity. `--churn C` despawns C of the
 //! moving colliders a frame and spawns C moving ones, in any workload (W6 churns 1% unless told).
 //! `--layered` puts every collider in one layer that interacts with itself: the same pairs, filtered by
-//! layers. `--per-frame` prints a line for each timed frame: how many proxies the broad phase queried,
+//! layers. `--swept` makes the bullets of the bullets workload swept colliders. `--per-frame` prints a line for each timed frame: how many proxies the broad phase queried,
 //! how many pairs the narrow phase tested, and each stage's time, to find which frames and stages make
 //! a p99. `--fps N` starts each update 1/N s after the one before, sleeping between them, as a game
 //! at N frames a second does; without it the updates follow each other at once, which leaves the
@@ -192,6 +192,8 @@ struct SpawnLayout {
     tables: usize,
     /// Whether every collider has [`LAYERED`] (`--layered`), so that the pairs are filtered by layers.
     layered: bool,
+    /// Whether the bullets of the bullets workload are swept (`--swept`).
+    swept_bullets: bool,
 }
 
 /// The layers of every collider with `--layered`: one layer, which interacts with itself, so that the
@@ -393,6 +395,9 @@ fn step(
         }
         for i in 0..(*n / 120).max(1) {
             let bullet = spawn_as(&mut commands, *layout, GameWorkload::bullet(rng, side), i);
+            if layout.swept_bullets {
+                commands.entity(bullet).insert(SweptCollider);
+            }
             bullets.push_back((bullet, *frame));
         }
     }
@@ -771,6 +776,7 @@ fn main() {
             kinds,
             tables,
             layered,
+            swept_bullets: args.iter().any(|arg| arg == "--swept"),
         },
         slow_down,
         churn,

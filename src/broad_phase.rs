@@ -458,9 +458,22 @@ impl BroadPhase {
     }
 
     /// Takes in a collider whose shape or layers changed: updates, adds or takes out its proxy.
-    fn take_change(&mut self, entity: Entity, shape: Option<WorldShape>, layers: CollisionLayers) {
+    /// A swept collider's move is swept where `sweeps`.
+    fn take_change(
+        &mut self,
+        entity: Entity,
+        shape: Option<WorldShape>,
+        layers: CollisionLayers,
+        sweeps: bool,
+    ) {
         match (self.proxy_id(entity), shape) {
-            (Some(id), Some(shape)) => self.update(id, shape, layers),
+            (Some(id), Some(shape)) => {
+                self.update(id, shape, layers);
+                let motion = self.moves[id as usize];
+                if sweeps && motion != Vec2::ZERO {
+                    self.sweep(id, motion);
+                }
+            }
             (None, Some(shape)) => {
                 self.create(entity, shape, layers);
                 self.invalid.remove(&entity);
@@ -840,7 +853,8 @@ fn fatten(shape: &WorldShape, displacement: Vec2, widest: f32) -> Aabb2d {
     }
 }
 
-/// The enabled colliders with their world shapes and layers, and those components' change ticks.
+/// The enabled colliders with their world shapes and layers, and those components' change ticks, and
+/// whether each is swept and teleported.
 type ColliderRows<'w, 's> = Query<
     'w,
     's,
@@ -848,6 +862,8 @@ type ColliderRows<'w, 's> = Query<
         Entity,
         Ref<'static, ColliderWorldShape>,
         Ref<'static, CollisionLayers>,
+        Has<SweptCollider>,
+        Has<Teleported>,
     ),
     ActiveCollider,
 >;
@@ -859,7 +875,6 @@ pub(crate) fn update_broad_phase(
     mut broad_phase: ResMut<BroadPhase>,
     rows: ColliderRows,
     colliders: ActiveColliders,
-    swept: Query<(Entity, Has<Teleported>), (With<SweptCollider>, ActiveCollider)>,
     mut diagnostics: ResMut<CollisionDiagnostics>,
 ) {
     let timer = StageTimer::start();
@@ -888,7 +903,7 @@ pub(crate) fn update_broad_phase(
     }
     match rows.contiguous_iter() {
         Ok(tables) => {
-            for (entities, shapes, layers) in tables {
+            for (entities, shapes, layers, swept, teleported) in tables {
                 let since = ChangedSince::new(shapes.last_run_tick(), shapes.this_run_tick());
                 let (shape_ticks, layer_ticks) =
                     (shapes.changed_ticks_slice(), layers.changed_ticks_slice());
@@ -896,14 +911,19 @@ pub(crate) fn update_broad_phase(
                 let changed =
                     |row: usize| since.holds(shape_ticks[row]) | since.holds(layer_ticks[row]);
                 for_each_changed_row(entities.len(), changed, |row| {
-                    bp.take_change(entities[row], shapes[row].0, layers[row]);
+                    bp.take_change(
+                        entities[row],
+                        shapes[row].0,
+                        layers[row],
+                        swept && !teleported,
+                    );
                 });
             }
         }
         Err(_) => {
-            for (entity, shape, layers) in &rows {
+            for (entity, shape, layers, swept, teleported) in &rows {
                 if shape.is_changed() || layers.is_changed() {
-                    bp.take_change(entity, shape.0, *layers);
+                    bp.take_change(entity, shape.0, *layers, swept && !teleported);
                 }
             }
         }
@@ -928,17 +948,8 @@ pub(crate) fn update_broad_phase(
     }
     bp.queue = queue;
     bp.queue.clear();
-    // A swept collider that moved is swept, unless teleported; one swept last update has its pairs
-    // tested again, as a pair that touched only on the way must end.
-    for (entity, teleported) in &swept {
-        if let Some(id) = bp.proxy_id(entity)
-            && bp.changed_now(id)
-            && !teleported
-            && bp.moves[id as usize] != Vec2::ZERO
-        {
-            bp.sweep(id, bp.moves[id as usize]);
-        }
-    }
+    // A proxy swept last update has its pairs tested again, as a pair that touched only on the way
+    // must end.
     for k in 0..bp.swept_before.len() {
         let id = bp.swept_before[k];
         if bp.is_live(id) {

@@ -3,6 +3,7 @@
 
 use core::ops::Range;
 
+use bevy::math::bounding::{BoundingVolume, IntersectsVolume};
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
@@ -49,11 +50,18 @@ pub(crate) struct Impact {
 /// Where `a`, which moved by `a_move` this update, and `b`, which moved by `b_move`, first touched on
 /// the way, their rotations those at the end; `None` if they did not, or did not move apart.
 fn impact(a: &WorldShape, a_move: Vec2, b: &WorldShape, b_move: Vec2) -> Option<Impact> {
+    let (a_start, b_start) = (a.translated(-a_move), b.translated(-b_move));
+    // Shapes that touch on the way lie in the boxes around their ways then: most pairs of a swept
+    // collider are apart by those boxes, which cost far less than the cast (workload `bullets` of
+    // `collision_bench`, `--swept`).
+    let a_way = a_start.aabb().merge(&a.aabb());
+    if !a_way.intersects(&b_start.aabb().merge(&b.aabb())) {
+        return None;
+    }
     // `b` held still where it began, `a` moved by the motion relative to it.
     let relative = a_move - b_move;
     let (direction, length) = Dir2::new_and_length(relative).ok()?;
-    let b_start = b.translated(-b_move);
-    let hit = shape_cast(&a.translated(-a_move), direction, length, &b_start)?;
+    let hit = shape_cast(&a_start, direction, length, &b_start)?;
     let time_of_impact = (hit.distance / length).min(1.0);
     Some(Impact {
         time_of_impact,
