@@ -1,6 +1,7 @@
 //! Fast bullets through thin walls, side by side: the upper gun's bullets are `SweptCollider`s and stop
 //! at the first wall they reach, with a spark where they hit it; the lower gun's bullets are tested
-//! only where each frame leaves them, and most pass through walls thinner than a frame's move.
+//! only where each frame leaves them, and most pass through walls thinner than a frame's move. The
+//! debug overlay draws each swept bullet's way since the last frame in gold.
 //!
 //! Run: `cargo run --example bullets`
 
@@ -8,6 +9,7 @@
 mod support;
 
 use bevy::prelude::*;
+use bevy_rect_collision::debug::RectCollisionDebugPlugin;
 use bevy_rect_collision::prelude::*;
 use support::help_text;
 
@@ -40,7 +42,11 @@ const LANES: [(f32, bool, Color); 2] = [
 
 fn main() {
     App::new()
-        .add_plugins((DefaultPlugins, RectCollisionPlugin::default()))
+        .add_plugins((
+            DefaultPlugins,
+            RectCollisionPlugin::default(),
+            RectCollisionDebugPlugin,
+        ))
         .add_systems(Startup, setup)
         .add_systems(Update, (fire, fly, fade_sparks))
         .add_systems(PostUpdate, mark_hits.after(CollisionSystems::Events))
@@ -72,7 +78,7 @@ fn setup(mut commands: Commands) {
 /// Each gun fires a bullet every few frames, at heights that walk up and down its lane.
 fn fire(mut commands: Commands, mut frame: Local<u32>) {
     *frame += 1;
-    if *frame % FIRE_EVERY != 0 {
+    if !frame.is_multiple_of(FIRE_EVERY) {
         return;
     }
     let shot = *frame / FIRE_EVERY;

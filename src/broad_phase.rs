@@ -297,6 +297,14 @@ impl BroadPhase {
         self.sweeps.get(id as usize).copied().unwrap_or(Vec2::ZERO)
     }
 
+    /// Every collider swept in the last update ([`SweptCollider`]), with its shape at the end and
+    /// how far it moved.
+    pub fn sweeps(&self) -> impl Iterator<Item = (Entity, WorldShape, Vec2)> + '_ {
+        (self.swept.iter())
+            .filter(|&&id| self.is_live(id))
+            .map(|&id| (self.proxy(id).entity, *self.shape(id), self.sweep_of(id)))
+    }
+
     /// Whether any proxy changed, or any pair left the pair set, this update.
     pub(crate) fn anything_changed(&self) -> bool {
         self.anything_changed

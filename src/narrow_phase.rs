@@ -25,6 +25,10 @@ pub struct PairContact {
     pub collider2: Entity,
     /// Normal (from `collider1` to `collider2`) and depth.
     pub contact: Contact,
+    /// Where the pair has a [`SweptCollider`](crate::SweptCollider) that moved in the last update
+    /// that tested the pair, the share of that update's motion at which they first touched; `None`
+    /// otherwise.
+    pub time_of_impact: Option<f32>,
 }
 
 impl PairContact {
@@ -176,14 +180,19 @@ impl Contacts {
             depth: 0.0,
         }));
         let held = &mut self.slots[slot as usize];
+        let time_of_impact = impact.map(|impact| impact.time_of_impact);
         match (held.as_mut(), touching) {
-            (Some(pair), Some(contact)) => pair.contact = contact,
+            (Some(pair), Some(contact)) => {
+                pair.contact = contact;
+                pair.time_of_impact = time_of_impact;
+            }
             (None, Some(contact)) => {
                 let ((collider1, collider2), (a, b)) = shapes();
                 let pair = PairContact {
                     collider1,
                     collider2,
                     contact,
+                    time_of_impact,
                 };
                 *held = Some(pair);
                 self.index.insert(pair.key(), slot);

@@ -278,6 +278,15 @@ fn two_swept_colliders_meet_by_their_relative_motion() {
     assert!((toi - 19.0 / 40.0).abs() < 1e-5, "{toi}");
     assert!(started[0].point.length() < 1e-4, "{:?}", started[0].point);
     assert_eq!(started[0].depth, 0.0);
+    // The contact keeps the time of impact, and the broad phase the ways the overlay draws.
+    let contact = app.world().resource::<Contacts>().iter().next().copied();
+    assert_eq!(contact.and_then(|pair| pair.time_of_impact), Some(toi));
+    let mut ways: Vec<(Entity, Vec2)> = (app.world().resource::<bevy_rect_collision::BroadPhase>())
+        .sweeps()
+        .map(|(entity, _, motion)| (entity, motion))
+        .collect();
+    ways.sort_by(|(_, one), (_, other)| one.x.total_cmp(&other.x));
+    assert_eq!(ways, [(b, Vec2::new(-20.0, 0.0)), (a, Vec2::new(20.0, 0.0))]);
     app.update();
     assert_eq!(log(&app).stream.len(), 2, "and parted, at the next update");
 }

@@ -266,11 +266,22 @@ fn selection(
     }
     ui.monospace(format!("memberships {:#034b}", layers.memberships));
     ui.monospace(format!("filters     {:#034b}", layers.filters));
-    for (other, contact) in contacts.of(entity) {
+    for pair in contacts.iter() {
+        let (other, contact) = match pair.key() {
+            (a, other) if a == entity => (other, pair.contact),
+            (other, b) if b == entity => (other, pair.contact.flipped()),
+            _ => continue,
+        };
         ui.monospace(format!(
             "touches {other}: normal ({:.2}, {:.2}) depth {:.3}",
             contact.normal.x, contact.normal.y, contact.depth
         ));
+        if let Some(time) = pair.time_of_impact {
+            ui.monospace(format!(
+                "  swept: first touched {:.0}% of the way",
+                time * 100.0
+            ));
+        }
     }
 }
 

@@ -43,6 +43,7 @@ impl Plugin for RectCollisionDebugPlugin {
                         draw_aabbs.run_if(layer_enabled(|c| c.aabbs)),
                         draw_contacts.run_if(layer_enabled(|c| c.contacts)),
                         draw_broad_phase.run_if(layer_enabled(|c| c.broad_phase)),
+                        draw_sweeps.run_if(layer_enabled(|c| c.sweeps)),
                     ),
                 )
                     .chain()
@@ -70,6 +71,9 @@ pub struct CollisionGizmos {
     /// colliders moved, only the pairs of those are candidates (see [`BroadPhase::candidate_pairs`]).
     /// Defaults to `false`.
     pub broad_phase: bool,
+    /// Draw each swept collider's way in the last update: its outline where the move began, and the
+    /// lines its corners, or its circle's sides, ran along. Defaults to `true`.
+    pub sweeps: bool,
     /// Length of the contact normal arrows, in world units. Defaults to `24.0`.
     pub normal_length: f32,
     /// The key that toggles the whole overlay. Defaults to [`KeyCode::F9`], which no Bevy plugin uses.
@@ -88,6 +92,8 @@ pub struct CollisionGizmos {
     pub contact_color: Color,
     /// Broad-phase candidate pairs. Defaults to a translucent cyan.
     pub broad_phase_color: Color,
+    /// Swept colliders' ways. Defaults to a translucent gold.
+    pub sweep_color: Color,
 }
 
 impl Default for CollisionGizmos {
@@ -97,6 +103,7 @@ impl Default for CollisionGizmos {
             aabbs: false,
             contacts: true,
             broad_phase: false,
+            sweeps: true,
             normal_length: 24.0,
             toggle_key: KeyCode::F9,
             idle_color: css::LIGHT_GREEN.into(),
@@ -106,6 +113,7 @@ impl Default for CollisionGizmos {
             aabb_color: css::DODGER_BLUE.with_alpha(0.6).into(),
             contact_color: css::MAGENTA.into(),
             broad_phase_color: css::AQUA.with_alpha(0.35).into(),
+            sweep_color: css::GOLD.with_alpha(0.6).into(),
         }
     }
 }
@@ -246,6 +254,26 @@ fn draw_broad_phase(
             (shapes.get(a), shapes.get(b))
         {
             gizmos.line_2d(a.center(), b.center(), color);
+        }
+    }
+}
+
+fn draw_sweeps(mut gizmos: Gizmos<CollisionGizmos>, broad_phase: Res<BroadPhase>) {
+    let color = gizmos.config_ext.sweep_color;
+    for (_, shape, motion) in broad_phase.sweeps() {
+        let start = shape.translated(-motion);
+        draw_shape(&mut gizmos, &start, color);
+        // The way's outline: each corner's track, or a circle's two sides'.
+        let tracks = match (shape.corners(), &shape) {
+            (Some(corners), _) => corners.to_vec(),
+            (None, WorldShape::Circle(circle)) => {
+                let side = motion.normalize_or_zero().perp() * circle.radius;
+                vec![circle.center + side, circle.center - side]
+            }
+            (None, _) => Vec::new(),
+        };
+        for end in tracks {
+            gizmos.line_2d(end - motion, end, color);
         }
     }
 }
