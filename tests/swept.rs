@@ -286,7 +286,10 @@ fn two_swept_colliders_meet_by_their_relative_motion() {
         .map(|(entity, _, motion)| (entity, motion))
         .collect();
     ways.sort_by(|(_, one), (_, other)| one.x.total_cmp(&other.x));
-    assert_eq!(ways, [(b, Vec2::new(-20.0, 0.0)), (a, Vec2::new(20.0, 0.0))]);
+    assert_eq!(
+        ways,
+        [(b, Vec2::new(-20.0, 0.0)), (a, Vec2::new(20.0, 0.0))]
+    );
     app.update();
     assert_eq!(log(&app).stream.len(), 2, "and parted, at the next update");
 }

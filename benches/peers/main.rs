@@ -25,7 +25,8 @@
 //! workloads of `collision_bench` (`GameWorkload`): still walls are fixed bodies for the peers, and
 //! bullets are fired and despawned alike in every app. `--queries` casts 1,000 rays of length 20 and
 //! asks about 1,000 points after each update in every engine, and prints the median time of that
-//! system alone, per engine.
+//! system alone, per engine; `--casts` casts a circle of radius 0.5 along each of the rays instead, and
+//! asks no point.
 //!
 //! The peers are set up for detection only: kinematic sensor colliders with collision events on (for
 //! rapier also `ActiveCollisionTypes::all()`, without which two kinematic bodies never collide), stepped
@@ -262,24 +263,38 @@ fn fire_bullets(world: &mut World) {
 struct Queries {
     rays: Vec<Ray2d>,
     points: Vec<Vec2>,
+    /// Whether each ray is cast as a circle of radius [`CAST_RADIUS`], and no point is asked
+    /// (`--casts`).
+    casts: bool,
     times: Vec<Duration>,
     hits: usize,
 }
 
+/// The radius of the circle `--casts` casts along each ray.
+const CAST_RADIUS: f32 = 0.5;
+
 impl Queries {
-    fn new(side: f32) -> Self {
+    fn new(side: f32, casts: bool) -> Self {
         let (rays, points) = query_rays_and_points(side);
         Self {
             rays,
-            points,
+            points: if casts { Vec::new() } else { points },
+            casts,
             ..default()
         }
     }
 
-    /// Times `ask` over every ray and point; it returns how many hits each found.
-    fn run(&mut self, ask_ray: impl Fn(&Ray2d) -> bool, ask_point: impl Fn(Vec2) -> usize) {
+    /// Times the asks over every ray (as a ray, or as a cast circle) and point; each returns how many
+    /// hits it found.
+    fn run(
+        &mut self,
+        ask_ray: impl Fn(&Ray2d) -> bool,
+        ask_cast: impl Fn(&Ray2d) -> bool,
+        ask_point: impl Fn(Vec2) -> usize,
+    ) {
         let start = Instant::now();
-        let hits = self.rays.iter().filter(|ray| ask_ray(ray)).count()
+        let ask: &dyn Fn(&Ray2d) -> bool = if self.casts { &ask_cast } else { &ask_ray };
+        let hits = self.rays.iter().filter(|ray| ask(ray)).count()
             + self
                 .points
                 .iter()
@@ -291,11 +306,23 @@ impl Queries {
 }
 
 fn query_ours(query: SpatialQuery, mut queries: ResMut<Queries>) {
+    let circle = Collider::circle(CAST_RADIUS);
     queries.run(
         |ray| {
             query
                 .cast_ray(*ray, RAY_LENGTH, CollisionLayers::ALL)
                 .is_some()
+        },
+        |ray| {
+            let pose = Pose2d::from_translation(ray.origin);
+            (query.cast_shape(
+                &circle,
+                &pose,
+                ray.direction,
+                RAY_LENGTH,
+                CollisionLayers::ALL,
+            ))
+            .is_some()
         },
         |point| query.point_intersections(point, CollisionLayers::ALL).len(),
     );
@@ -303,11 +330,18 @@ fn query_ours(query: SpatialQuery, mut queries: ResMut<Queries>) {
 
 fn query_avian(query: avian::SpatialQuery, mut queries: ResMut<Queries>) {
     let filter = avian::SpatialQueryFilter::default();
+    let (circle, config) = (
+        avian::Collider::circle(CAST_RADIUS),
+        avian::ShapeCastConfig::from_max_distance(RAY_LENGTH),
+    );
     queries.run(
         |ray| {
             query
                 .cast_ray(ray.origin, ray.direction, RAY_LENGTH, true, &filter)
                 .is_some()
+        },
+        |ray| {
+            (query.cast_shape(&circle, ray.origin, 0.0, ray.direction, &config, &filter)).is_some()
         },
         |point| query.point_intersections(point, &filter).len(),
     );
@@ -318,12 +352,18 @@ fn query_rapier(context: rapier::ReadRapierContext, mut queries: ResMut<Queries>
         return;
     };
     // One query pipeline for the whole batch, built once rather than for each query.
+    let circle = rapier::Collider::ball(CAST_RADIUS);
+    let options = rapier::ShapeCastOptions::with_max_time_of_impact(RAY_LENGTH);
     context.with_query_pipeline(rapier::QueryFilter::default(), |pipeline| {
         queries.run(
             |ray| {
                 pipeline
                     .cast_ray(ray.origin, *ray.direction, RAY_LENGTH, true)
                     .is_some()
+            },
+            |ray| {
+                let velocity = *ray.direction;
+                (pipeline.cast_shape(ray.origin, 0.0, velocity, &*circle.raw, options)).is_some()
             },
             |point| pipeline.intersect_point(point).count(),
         );
@@ -337,6 +377,8 @@ struct Setup {
     spawns: Vec<Spawn>,
     bullets_per_frame: usize,
     queries: bool,
+    /// Whether the queries are shape casts (`--casts`).
+    casts: bool,
     compute_threads: Option<usize>,
 }
 
@@ -362,7 +404,7 @@ fn app(engine: Engine, setup: &Setup) -> App {
         .add_systems(Update, fire_bullets.before(move_colliders));
     }
     if setup.queries {
-        app.insert_resource(Queries::new(setup.side));
+        app.insert_resource(Queries::new(setup.side, setup.casts));
         match engine {
             Engine::Baseline | Engine::Twin => {}
             Engine::Ours => {
@@ -518,7 +560,10 @@ fn main() {
         } else {
             0
         },
-        queries: args.iter().any(|arg| arg == "--queries"),
+        queries: args
+            .iter()
+            .any(|arg| arg == "--queries" || arg == "--casts"),
+        casts: args.iter().any(|arg| arg == "--casts"),
         compute_threads,
     };
 
@@ -541,7 +586,17 @@ fn main() {
             run.p99,
             run.starts
         );
-        if let Some((median, hits)) = run.queries {
+        if let Some((median, hits)) = run.queries
+            && setup.casts
+        {
+            println!(
+                "  {:<20} {QUERIES} circles of radius {CAST_RADIUS} cast {RAY_LENGTH} far: median \
+                 {:.3} ms ({:.2} µs a cast), {hits:.0} hits a frame",
+                "",
+                median,
+                median * 1e3 / QUERIES as f64
+            );
+        } else if let Some((median, hits)) = run.queries {
             println!(
                 "  {:<20} {QUERIES} rays of length {RAY_LENGTH} and {QUERIES} points: median {:.3} ms \
                  ({:.2} µs a query), {hits:.0} hits a frame",
