@@ -538,7 +538,7 @@ pub struct ColliderDisabled;
 /// [`CollisionStarted`](crate::CollisionStarted), with the
 /// [`time_of_impact`](crate::CollisionStarted::time_of_impact) and the normal and point at first
 /// contact, and its [`CollisionEnded`](crate::CollisionEnded) at the next update if they no longer
-/// touch. [`CollidingEntities`](crate::CollidingEntities) lists the pair for the update. Where both
+/// touch. [`CollidingEntities`] lists the pair for the update. Where both
 /// colliders of a pair are swept, their motion relative to each other is; a collider without the
 /// marker is taken where it is at the end of the update.
 ///

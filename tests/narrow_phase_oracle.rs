@@ -400,7 +400,7 @@ mod casts {
 
     /// How far apart parry2d finds `moving`, moved by `distance` along `direction`, and `target`:
     /// zero where they touch or overlap. parry2d 0.27's `distance` between two cuboids can depend on
-    /// their order (a box 0.65 below another is 1.71 from it one way round), so this is the least of
+    /// their order (a box 0.65 below another is 1.71 from it in one order), so this is the least of
     /// both orders and of `contact`'s distance.
     fn gap_at(moving: &WorldShape, direction: Dir2, distance: f32, target: &WorldShape) -> f32 {
         let (a_pose, a) = to_parry(&moving.translated(*direction * distance));
