@@ -110,6 +110,7 @@ fn collision_panel(
                 ui.checkbox(&mut layers.aabbs, "AABBs");
                 ui.checkbox(&mut layers.contacts, "Contacts");
                 ui.checkbox(&mut layers.broad_phase, "Broad phase");
+                ui.checkbox(&mut layers.sweeps, "Sweeps");
             });
             ui.separator();
             counts(ui, &diagnostics);
