@@ -52,7 +52,7 @@ pub(crate) struct Impact {
 }
 
 /// Where `a`, which moved by `a_move` this update, and `b`, which moved by `b_move`, first touched on
-/// the way, their rotations those at the end; `None` if they did not, or did not move apart.
+/// the way, their rotations those at the end; `None` if they did not, or moved together.
 fn impact(a: &WorldShape, a_move: Vec2, b: &WorldShape, b_move: Vec2) -> Option<Impact> {
     let (a_start, b_start) = (a.translated(-a_move), b.translated(-b_move));
     // Shapes that touch on the way lie in the boxes around their ways then: most pairs of a swept
