@@ -264,15 +264,15 @@ fn draw_sweeps(mut gizmos: Gizmos<CollisionGizmos>, broad_phase: Res<BroadPhase>
         let start = shape.translated(-motion);
         draw_shape(&mut gizmos, &start, color);
         // The way's outline: each corner's track, or a circle's two sides'.
-        let tracks = match (shape.corners(), &shape) {
-            (Some(corners), _) => corners.to_vec(),
-            (None, WorldShape::Circle(circle)) => {
+        let sides = match shape {
+            WorldShape::Circle(circle) => {
                 let side = motion.normalize_or_zero().perp() * circle.radius;
-                vec![circle.center + side, circle.center - side]
+                Some([circle.center + side, circle.center - side])
             }
-            (None, _) => Vec::new(),
+            _ => None,
         };
-        for end in tracks {
+        let tracks = shape.corners().into_iter().flatten();
+        for end in tracks.chain(sides.into_iter().flatten()) {
             gizmos.line_2d(end - motion, end, color);
         }
     }
