@@ -23,7 +23,9 @@
 //! colliders spread over the component sets of its kinds of entity. `--churn C` despawns C of the
 //! moving colliders a frame and spawns C moving ones, in any workload (W6 churns 1% unless told).
 //! `--layered` puts every collider in one layer that interacts with itself: the same pairs, filtered by
-//! layers. `--swept` makes the bullets of the bullets workload swept colliders. `--per-frame` prints a line for each timed frame: how many proxies the broad phase queried,
+//! layers. `--swept` makes the bullets of the bullets workload swept colliders, and marks
+//! `Teleported` the step of one that leaves the world on one side and comes back on the other.
+//! `--per-frame` prints a line for each timed frame: how many proxies the broad phase queried,
 //! how many pairs the narrow phase tested, and each stage's time, to find which frames and stages make
 //! a p99. `--fps N` starts each update 1/N s after the one before, sleeping between them, as a game
 //! at N frames a second does; without it the updates follow each other at once, which leaves the
@@ -353,7 +355,7 @@ fn run_queries(query: SpatialQuery, mut queries: ResMut<Queries>) {
 fn step(
     mut commands: Commands,
     mut bench: ResMut<Bench>,
-    mut movers: Query<(&mut Transform, &Velocity)>,
+    mut movers: Query<(Entity, &mut Transform, &Velocity, Has<SweptCollider>)>,
 ) {
     let Bench {
         workload,
@@ -373,16 +375,21 @@ fn step(
     match workload {
         Workload::Resting => {}
         Workload::Teleport => {
-            for (mut transform, _) in &mut movers {
+            for (_, mut transform, _, _) in &mut movers {
                 transform.translation = rng.point(half).extend(0.0);
             }
         }
         _ => {
-            for (mut transform, velocity) in &mut movers {
+            for (entity, mut transform, velocity, swept) in &mut movers {
                 let position = transform.translation.truncate();
-                transform.translation =
-                    wrapped_step(position, velocity.0 * *speed, FRAME_TIME, side).extend(0.0);
+                let step = velocity.0 * *speed * FRAME_TIME;
+                let next = wrapped_step(position, velocity.0 * *speed, FRAME_TIME, side);
+                transform.translation = next.extend(0.0);
                 transform.rotate_z(0.01 * *speed);
+                // Leaving one side of the world for the other is a jump, as a game would mark it.
+                if swept && next.distance_squared(position + step) > step.length_squared() {
+                    commands.entity(entity).insert(Teleported);
+                }
             }
         }
     }
