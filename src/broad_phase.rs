@@ -24,6 +24,7 @@ use crate::collider::{
 };
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
+use crate::hooks::ActiveHooks;
 use crate::layers::CollisionLayers;
 use crate::prepare::{ChangedSince, for_each_changed_row};
 pub(crate) use grid::segment_in;
@@ -359,7 +360,8 @@ impl BroadPhase {
         }
     }
 
-    fn proxy_id(&self, entity: Entity) -> Option<u32> {
+    /// The proxy of `entity`, if it has one.
+    pub(crate) fn proxy_id(&self, entity: Entity) -> Option<u32> {
         let id = *self.proxy_of.get(entity.index_u32() as usize)?;
         (id != NULL && self.proxies[id as usize].entity == entity).then_some(id)
     }
@@ -883,6 +885,7 @@ pub(crate) fn update_broad_phase(
     mut broad_phase: ResMut<BroadPhase>,
     rows: ColliderRows,
     colliders: ActiveColliders,
+    hooked: Query<Entity, With<ActiveHooks>>,
     mut diagnostics: ResMut<CollisionDiagnostics>,
 ) {
     let timer = StageTimer::start();
@@ -961,6 +964,13 @@ pub(crate) fn update_broad_phase(
     for k in 0..bp.swept_before.len() {
         let id = bp.swept_before[k];
         if bp.is_live(id) {
+            bp.mark_changed(id);
+            bp.anything_changed = true;
+        }
+    }
+    // So are the pairs of a collider with hooks, whose answer may change without a move.
+    for entity in &hooked {
+        if let Some(id) = bp.proxy_id(entity) {
             bp.mark_changed(id);
             bp.anything_changed = true;
         }

@@ -10,7 +10,9 @@ pub mod diagnostics;
 mod entity_set;
 pub mod events;
 pub mod geometry;
+pub mod hooks;
 pub mod layers;
+pub mod move_and_slide;
 pub mod narrow_phase;
 mod parallel;
 pub mod plugin;
@@ -26,7 +28,9 @@ pub use collider::{
 };
 pub use diagnostics::{CollisionDiagnostics, StageTimings};
 pub use events::{CollidingEntities, CollisionEnded, CollisionStarted};
+pub use hooks::{ActiveHooks, CollisionHooks};
 pub use layers::CollisionLayers;
+pub use move_and_slide::{MoveAndSlideConfig, MoveAndSlideOutput};
 pub use narrow_phase::{Contacts, PairContact};
 pub use plugin::{CollisionSettings, CollisionSystems, RectCollisionPlugin};
 pub use query::SpatialQuery;
@@ -35,10 +39,11 @@ pub use query::SpatialQuery;
 pub mod prelude {
     pub use crate::geometry::{Contact, OverlapMode, Pose2d, RayHit, ShapeHit};
     pub use crate::{
-        Collider, ColliderDisabled, ColliderError, ColliderShape, ColliderWorldShape,
-        CollidingEntities, CollisionDiagnostics, CollisionEnded, CollisionLayers,
+        ActiveHooks, Collider, ColliderDisabled, ColliderError, ColliderShape, ColliderWorldShape,
+        CollidingEntities, CollisionDiagnostics, CollisionEnded, CollisionHooks, CollisionLayers,
         CollisionSettings, CollisionStarted, CollisionSystems, Contacts, InvalidCollider,
-        RectCollisionPlugin, SpatialQuery, SweptCollider, Teleported,
+        MoveAndSlideConfig, MoveAndSlideOutput, RectCollisionPlugin, SpatialQuery, SweptCollider,
+        Teleported,
     };
 
     #[cfg(feature = "egui")]

@@ -10,6 +10,7 @@ use bevy::prelude::*;
 use crate::broad_phase::{BroadPhase, Pair};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::{Contact, WorldShape, contact_point, shape_cast};
+use crate::hooks::RejectedPairs;
 use crate::parallel::pool_for;
 use crate::plugin::CollisionSettings;
 
@@ -228,10 +229,11 @@ type Verdict = (u32, Option<Contact>, Option<Impact>);
 /// Tests exactly the pairs of the pair set with a collider whose shape or layers changed this update
 /// (every pair when the settings changed), and updates the contacts: the pairs that began and stopped
 /// touching are listed for the events stage. Pairs of colliders that did not change keep their
-/// contacts untested.
+/// contacts untested. A pair the game's hooks turned down does not touch.
 pub(crate) fn find_contacts(
     broad_phase: Res<BroadPhase>,
     settings: Res<CollisionSettings>,
+    rejected: Res<RejectedPairs>,
     mut contacts: ResMut<Contacts>,
     mut diagnostics: ResMut<CollisionDiagnostics>,
 ) {
@@ -248,7 +250,11 @@ pub(crate) fn find_contacts(
         let bp = &*broad_phase;
         contacts.slots.resize(pairs.len(), None);
         let mode = settings.overlap_mode;
+        let rejected = &*rejected;
         let test = move |slot: usize, pair: &Pair| {
+            if rejected.contains(slot as u32) {
+                return (slot as u32, None, None);
+            }
             let (a, b) = (bp.shape(pair.a), bp.shape(pair.b));
             let (a_move, b_move) = (bp.sweep_of(pair.a), bp.sweep_of(pair.b));
             let swept = a_move != Vec2::ZERO || b_move != Vec2::ZERO;

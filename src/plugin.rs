@@ -2,6 +2,7 @@
 
 use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
+use bevy::ecs::system::SystemParamItem;
 use bevy::prelude::*;
 use bevy::transform::TransformSystems;
 
@@ -15,6 +16,7 @@ use crate::events::{
     report_collision_changes,
 };
 use crate::geometry::OverlapMode;
+use crate::hooks::{ActiveHooks, CollisionHooks, RejectedPairs, filter_pairs};
 use crate::layers::{CollisionLayers, restore_default_layers};
 use crate::narrow_phase::{Contacts, find_contacts};
 use crate::prepare::update_world_shapes;
@@ -35,6 +37,8 @@ use crate::prepare::update_world_shapes;
 /// ```
 pub struct RectCollisionPlugin {
     schedule: Interned<dyn ScheduleLabel>,
+    /// Adds the system that asks the game's [`CollisionHooks`], if the game has any.
+    hooks: Option<fn(&mut App, Interned<dyn ScheduleLabel>)>,
 }
 
 impl Default for RectCollisionPlugin {
@@ -48,7 +52,27 @@ impl RectCollisionPlugin {
     pub fn new(schedule: impl ScheduleLabel) -> Self {
         Self {
             schedule: schedule.intern(),
+            hooks: None,
         }
+    }
+
+    /// The plugin asking `H` about the pairs of colliders with [`ActiveHooks`] in each update
+    /// ([`CollisionHooks`]).
+    ///
+    /// [`ActiveHooks`]: crate::ActiveHooks
+    pub fn with_hooks<H: CollisionHooks + 'static>(mut self) -> Self
+    where
+        for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
+    {
+        self.hooks = Some(|app, schedule| {
+            app.add_systems(
+                schedule,
+                filter_pairs::<H>
+                    .in_set(CollisionSystems::NarrowPhase)
+                    .before(find_contacts),
+            );
+        });
+        self
     }
 }
 
@@ -60,12 +84,14 @@ impl Plugin for RectCollisionPlugin {
             .init_resource::<Contacts>()
             .init_resource::<SpareEntitySets>()
             .init_resource::<PendingStarts>()
+            .init_resource::<RejectedPairs>()
             .add_message::<CollisionStarted>()
             .add_message::<CollisionEnded>()
             .register_type::<Collider>()
             .register_type::<ColliderDisabled>()
             .register_type::<SweptCollider>()
             .register_type::<Teleported>()
+            .register_type::<ActiveHooks>()
             .register_type::<CollisionLayers>()
             .add_observer(end_contacts_of_removed_collider)
             .add_observer(queue_disabled_collider)
@@ -105,6 +131,9 @@ impl Plugin for RectCollisionPlugin {
                 (report_collision_changes, forget_teleports).in_set(CollisionSystems::Events),
             ),
         );
+        if let Some(add_hooks) = self.hooks {
+            add_hooks(app, self.schedule);
+        }
     }
 }
 

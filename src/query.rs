@@ -1,6 +1,6 @@
 //! [`SpatialQuery`]: what overlaps a point or a shape, and what a ray hits first.
 
-use bevy::ecs::system::SystemParam;
+use bevy::ecs::system::{StaticSystemParam, SystemParam, SystemParamItem};
 use bevy::math::Ray2d;
 use bevy::math::bounding::{Aabb2d, BoundingVolume};
 use bevy::prelude::*;
@@ -10,9 +10,10 @@ use core::cmp::Ordering;
 use crate::broad_phase::{BroadPhase, Proxy, segment_in};
 use crate::collider::{ActiveCollider, Collider};
 use crate::geometry::{
-    Pose2d, RayHit, ShapeHit, WorldRect, WorldShape, intersection_test_rect_rect, ray_cast,
-    shape_cast,
+    Contact, OverlapMode, Pose2d, RayHit, ShapeHit, WorldRect, WorldShape,
+    intersection_test_rect_rect, ray_cast, shape_cast,
 };
+use crate::hooks::{ActiveHooks, CollisionHooks};
 use crate::layers::CollisionLayers;
 use crate::plugin::CollisionSettings;
 
@@ -37,17 +38,103 @@ use crate::plugin::CollisionSettings;
 /// # #[derive(Resource)] struct CursorWorldPosition(Vec2);
 /// # bevy::ecs::system::assert_is_system(under_the_cursor);
 /// ```
+///
+/// The queries that move or cast a collider of the world, [`move_and_slide`](Self::move_and_slide)
+/// and [`cast_collider`](Self::cast_collider), also ask the game's hooks about its pairs with
+/// colliders that have [`ActiveHooks`]: name them as `SpatialQuery<MyHooks>` ([`CollisionHooks`]).
+/// The other queries have no collider of their own, so no pair to ask about.
 #[derive(SystemParam)]
-pub struct SpatialQuery<'w, 's> {
+pub struct SpatialQuery<'w, 's, H: CollisionHooks + 'static = ()> {
     broad_phase: Res<'w, BroadPhase>,
     colliders: Query<'w, 's, (), ActiveCollider>,
     settings: Res<'w, CollisionSettings>,
+    hooked: Query<'w, 's, (), With<ActiveHooks>>,
+    hooks: StaticSystemParam<'w, 's, H>,
 }
 
-impl SpatialQuery<'_, '_> {
+impl<H: CollisionHooks> SpatialQuery<'_, '_, H>
+where
+    for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
+{
     /// Whether the collider of `proxy` takes part, on layers matching `layers`.
     fn matches(&self, proxy: &Proxy, layers: CollisionLayers) -> bool {
         layers.interacts_with(&proxy.layers) && self.colliders.contains(proxy.entity)
+    }
+
+    /// Whether the game's hooks let `a` and `b` touch; always where neither has [`ActiveHooks`].
+    pub(crate) fn accepts(&self, a: Entity, b: Entity) -> bool {
+        !(self.hooked.contains(a) || self.hooked.contains(b))
+            || self.hooks.filter_pair(a.min(b), a.max(b))
+    }
+
+    /// The shape and layers of `entity`'s collider as of the last collision update; `None` if it has
+    /// none, or a disabled or invalid one.
+    pub(crate) fn collider_of(&self, entity: Entity) -> Option<(WorldShape, CollisionLayers)> {
+        let id = self.broad_phase.proxy_id(entity)?;
+        self.colliders.contains(entity).then_some(())?;
+        Some((
+            *self.broad_phase.shape(id),
+            self.broad_phase.proxy(id).layers,
+        ))
+    }
+
+    /// Of the colliders on matching layers that `shape` touches or overlaps, and that the hooks let
+    /// touch `entity`, the one it overlaps deepest (ties go to the lower entity), with the contact
+    /// from `shape` to it.
+    pub(crate) fn deepest_overlap(
+        &self,
+        entity: Entity,
+        shape: &WorldShape,
+        layers: CollisionLayers,
+    ) -> Option<(Entity, Contact)> {
+        let mut deepest: Option<(Entity, Contact)> = None;
+        self.broad_phase.query(&shape.aabb(), |proxy, other| {
+            if proxy.entity == entity {
+                return;
+            }
+            let Some(contact) = shape.contact(other, OverlapMode::Closed) else {
+                return;
+            };
+            let deeper = deepest.is_none_or(|(best, deepest)| {
+                (contact.depth.total_cmp(&deepest.depth)).then(best.cmp(&proxy.entity))
+                    == Ordering::Greater
+            });
+            if deeper && self.matches(proxy, layers) && self.accepts(entity, proxy.entity) {
+                deepest = Some((proxy.entity, contact));
+            }
+        });
+        deepest
+    }
+
+    /// What `shape`, cast for `entity` along `direction`, touches first within `max_distance` among the
+    /// colliders on matching layers that the hooks let touch `entity`, itself aside, counting only the
+    /// hits that `counts`; ties go to the lower entity.
+    pub(crate) fn cast_for(
+        &self,
+        entity: Entity,
+        shape: &WorldShape,
+        layers: CollisionLayers,
+        direction: Dir2,
+        max_distance: f32,
+        counts: impl Fn(&ShapeHit) -> bool,
+    ) -> Option<(Entity, ShapeHit)> {
+        let mut best: Option<(Entity, ShapeHit)> = None;
+        self.cast_candidates(shape, direction, max_distance, |proxy, hit| {
+            let better = best.is_none_or(|(entity, best)| {
+                (hit.distance.total_cmp(&best.distance)).then(proxy.entity.cmp(&entity))
+                    == Ordering::Less
+            });
+            if better
+                && proxy.entity != entity
+                && counts(&hit)
+                && self.matches(proxy, layers)
+                && self.accepts(entity, proxy.entity)
+            {
+                best = Some((proxy.entity, hit));
+            }
+            best.map_or(max_distance, |(_, hit)| hit.distance)
+        });
+        best
     }
 
     /// The colliders on matching layers whose fat AABB overlaps `region` and whose shape passes `hit`,
@@ -196,8 +283,9 @@ impl SpatialQuery<'_, '_> {
         max_distance: f32,
         layers: CollisionLayers,
     ) -> Option<(Entity, ShapeHit)> {
+        let cast = collider.world_shape(pose)?;
         let mut best: Option<(Entity, ShapeHit)> = None;
-        self.cast_candidates(collider, pose, direction, max_distance, |proxy, hit| {
+        self.cast_candidates(&cast, direction, max_distance, |proxy, hit| {
             let better = best.is_none_or(|(entity, best)| {
                 (hit.distance.total_cmp(&best.distance)).then(proxy.entity.cmp(&entity))
                     == Ordering::Less
@@ -221,7 +309,10 @@ impl SpatialQuery<'_, '_> {
         layers: CollisionLayers,
     ) -> Vec<(Entity, ShapeHit)> {
         let mut hits = Vec::new();
-        self.cast_candidates(collider, pose, direction, max_distance, |proxy, hit| {
+        let Some(cast) = collider.world_shape(pose) else {
+            return hits;
+        };
+        self.cast_candidates(&cast, direction, max_distance, |proxy, hit| {
             if self.matches(proxy, layers) {
                 hits.push((proxy.entity, hit));
             }
@@ -233,13 +324,40 @@ impl SpatialQuery<'_, '_> {
         hits
     }
 
-    /// Casts `collider` at `pose` along `direction` against the colliders whose fat AABB the box it
-    /// sweeps meets, and calls `visit` with each hit within the reach, which `visit` returns (at first
+    /// The collider that `entity`'s own collider, moved along `direction` from where it was at the
+    /// last collision update, touches first within `max_distance`, with where; ties go to the lower
+    /// entity. It is cast on its own layers, never hits itself, and asks the game's hooks about its
+    /// pairs ([`CollisionHooks`]). `None` also if `entity` has no enabled, valid collider.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// #[derive(Component)]
+    /// struct Player;
+    ///
+    /// /// Whether the player has room to stand up: nothing within 1 above it.
+    /// fn headroom(query: SpatialQuery, player: Single<Entity, With<Player>>) -> bool {
+    ///     query.cast_collider(*player, Dir2::Y, 1.0).is_none()
+    /// }
+    /// # bevy::ecs::system::assert_is_system(headroom);
+    /// ```
+    pub fn cast_collider(
+        &self,
+        entity: Entity,
+        direction: Dir2,
+        max_distance: f32,
+    ) -> Option<(Entity, ShapeHit)> {
+        let (shape, layers) = self.collider_of(entity)?;
+        self.cast_for(entity, &shape, layers, direction, max_distance, |_| true)
+    }
+
+    /// Casts `cast` along `direction` against the colliders whose fat AABB the box it sweeps meets,
+    /// and calls `visit` with each hit within the reach, which `visit` returns (at first
     /// `max_distance`).
     fn cast_candidates(
         &self,
-        collider: &Collider,
-        pose: &Pose2d,
+        cast: &WorldShape,
         direction: Dir2,
         max_distance: f32,
         mut visit: impl FnMut(&Proxy, ShapeHit) -> f32,
@@ -247,9 +365,6 @@ impl SpatialQuery<'_, '_> {
         if max_distance.is_nan() || max_distance < 0.0 {
             return;
         }
-        let Some(cast) = collider.world_shape(pose) else {
-            return;
-        };
         // The box the shape sweeps, as the segment its centre runs along, against boxes grown by its
         // half size; it ends where it leaves the box around every collider.
         let (aabb, inverse) = (cast.aabb(), direction.recip());
@@ -262,7 +377,7 @@ impl SpatialQuery<'_, '_> {
         let mut reach = max_distance;
         self.broad_phase.query(&aabb.merge(&end), |proxy, shape| {
             if segment_in(&proxy.fat.grow(half_size), center, inverse, reach).is_some()
-                && let Some(hit) = shape_cast(&cast, direction, reach, shape)
+                && let Some(hit) = shape_cast(cast, direction, reach, shape)
             {
                 reach = visit(proxy, hit);
             }

@@ -1,0 +1,127 @@
+//! [`CollisionHooks`]: the game's say over which pairs of colliders may touch.
+
+use bevy::ecs::system::{ReadOnlySystemParam, StaticSystemParam, SystemParamItem};
+use bevy::platform::collections::HashSet;
+use bevy::prelude::*;
+
+use crate::broad_phase::BroadPhase;
+
+/// A game's filter of collider pairs, on a read-only [`SystemParam`](bevy::ecs::system::SystemParam)
+/// of its own, installed with [`RectCollisionPlugin::with_hooks`](crate::RectCollisionPlugin::with_hooks).
+///
+/// [`filter_pair`](Self::filter_pair) is asked, in every collision update, about each candidate pair
+/// in which at least one collider carries [`ActiveHooks`]; colliders without the marker cost nothing.
+/// A pair it turns down does not touch: if it touched, it ends in that update, with its
+/// [`CollisionEnded`](crate::CollisionEnded). [`SpatialQuery`](crate::SpatialQuery)`<H>` asks the same
+/// hooks when it moves or casts a collider of the world ([`move_and_slide`], [`cast_collider`]).
+///
+/// A one-way platform lets a character through from below and holds it from above:
+///
+/// ```
+/// use bevy::ecs::system::SystemParam;
+/// use bevy::prelude::*;
+/// use bevy_rect_collision::prelude::*;
+///
+/// #[derive(Component)]
+/// struct OneWay;
+///
+/// #[derive(SystemParam)]
+/// struct OneWayPlatforms<'w, 's> {
+///     platforms: Query<'w, 's, (), With<OneWay>>,
+///     shapes: Query<'w, 's, &'static ColliderWorldShape>,
+/// }
+///
+/// impl CollisionHooks for OneWayPlatforms<'_, '_> {
+///     fn filter_pair(&self, a: Entity, b: Entity) -> bool {
+///         let (platform, other) = if self.platforms.contains(a) { (a, b) } else { (b, a) };
+///         if !self.platforms.contains(platform) {
+///             return true;
+///         }
+///         let top = |entity| self.shapes.get(entity).ok()?.0.map(|shape| shape.aabb());
+///         match (top(platform), top(other)) {
+///             // Only what is above the platform's top stands on it.
+///             (Some(platform), Some(other)) => other.min.y >= platform.max.y - 0.01,
+///             _ => true,
+///         }
+///     }
+/// }
+///
+/// App::new().add_plugins(RectCollisionPlugin::default().with_hooks::<OneWayPlatforms>());
+/// ```
+///
+/// [`move_and_slide`]: crate::SpatialQuery::move_and_slide
+/// [`cast_collider`]: crate::SpatialQuery::cast_collider
+pub trait CollisionHooks: ReadOnlySystemParam + Send + Sync {
+    /// Whether the colliders `a` and `b` may touch; `a` is the lower entity. Asked only where one
+    /// of them has [`ActiveHooks`] and their layers interact.
+    fn filter_pair(&self, a: Entity, b: Entity) -> bool;
+}
+
+/// No hooks: every pair may touch.
+impl CollisionHooks for () {
+    #[inline]
+    fn filter_pair(&self, _: Entity, _: Entity) -> bool {
+        true
+    }
+}
+
+/// Marks a collider whose pairs the game's [`CollisionHooks`] filter.
+///
+/// A marked collider's pairs are tested in every update, moving or not, as the hooks' answer may
+/// change without a move.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default)]
+pub struct ActiveHooks;
+
+/// The slots of the pair set's pairs that the hooks turned down in this update, for the narrow
+/// phase; empty where no hooks are installed.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct RejectedPairs(HashSet<u32>);
+
+impl RejectedPairs {
+    /// Whether the pair in `slot` was turned down.
+    #[inline]
+    pub(crate) fn contains(&self, slot: u32) -> bool {
+        !self.0.is_empty() && self.0.contains(&slot)
+    }
+}
+
+/// Asks the hooks about every pair of a collider with [`ActiveHooks`] in the pair set.
+pub(crate) fn filter_pairs<H: CollisionHooks + 'static>(
+    hooks: StaticSystemParam<H>,
+    marked: Query<Entity, With<ActiveHooks>>,
+    broad_phase: Res<BroadPhase>,
+    mut rejected: ResMut<RejectedPairs>,
+) where
+    for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
+{
+    rejected.0.clear();
+    let bp = &*broad_phase;
+    let hooked: HashSet<u32> = marked.iter().filter_map(|e| bp.proxy_id(e)).collect();
+    if hooked.is_empty() {
+        return;
+    }
+    let mut ask = |slot: u32, a: u32, b: u32| {
+        let (a, b) = (bp.proxy(a).entity, bp.proxy(b).entity);
+        if !hooks.filter_pair(a.min(b), a.max(b)) {
+            rejected.0.insert(slot);
+        }
+    };
+    if bp.listed() {
+        for &id in &hooked {
+            for (slot, pair) in bp.pairs_of(id) {
+                // Each pair once: by the lower proxy where both are marked.
+                let other = pair.other(id);
+                if id < other || !hooked.contains(&other) {
+                    ask(slot, pair.a, pair.b);
+                }
+            }
+        }
+    } else {
+        for (slot, pair) in bp.pair_slots().iter().enumerate() {
+            if !pair.is_free() && (hooked.contains(&pair.a) || hooked.contains(&pair.b)) {
+                ask(slot as u32, pair.a, pair.b);
+            }
+        }
+    }
+}
