@@ -15,6 +15,10 @@ use crate::broad_phase::BroadPhase;
 /// [`CollisionEnded`](crate::CollisionEnded). [`SpatialQuery`](crate::SpatialQuery)`<H>` asks the same
 /// hooks when it moves or casts a collider of the world ([`move_and_slide`], [`cast_collider`]).
 ///
+/// `SpatialQuery<H>` holds the hooks' own queries, so the system that uses it may not change what
+/// they read: keep such state (a "dropping through" flag, say) in a component that another system
+/// sets.
+///
 /// A one-way platform lets a character through from below and holds it from above:
 ///
 /// ```
