@@ -26,7 +26,12 @@
 //! bullets are fired and despawned alike in every app. `--queries` casts 1,000 rays of length 20 and
 //! asks about 1,000 points after each update in every engine, and prints the median time of that
 //! system alone, per engine; `--casts` casts a circle of radius 0.5 along each of the rays instead, and
-//! asks no point.
+//! asks no point. `--move-and-slide` holds every collider still (static bodies for the peers), adds
+//! 1,000 characters, 0.8 × 0.8 boxes at the rays' origins (kinematic bodies for avian2d), and after
+//! each update moves each by 2 along its ray with `move_and_slide`, ours and avian2d's `MoveAndSlide`,
+//! without applying the result; it prints the median time of that system per engine, and the mean
+//! length of the moves as a check that both met the same walls. bevy_rapier2d sits it out, and the
+//! starts are not compared: avian2d reports no start between two still bodies.
 //!
 //! The peers are set up for detection only: kinematic sensor colliders with collision events on (for
 //! rapier also `ActiveCollisionTypes::all()`, without which two kinematic bodies never collide), stepped
@@ -370,6 +375,91 @@ fn query_rapier(context: rapier::ReadRapierContext, mut queries: ResMut<Queries>
     });
 }
 
+/// The characters of `--move-and-slide`, the move each is asked for every frame, and what the
+/// moves took and came to.
+#[derive(Resource, Clone, Default)]
+struct Characters {
+    entities: Vec<Entity>,
+    motions: Vec<Vec2>,
+    times: Vec<Duration>,
+    /// The summed length of the moves made, over every frame.
+    moved: f64,
+}
+
+/// How far each character of `--move-and-slide` is asked to move.
+const CHARACTER_MOVE: f32 = 2.0;
+/// The side of the characters' boxes.
+const CHARACTER_SIDE: f32 = 0.8;
+
+impl Characters {
+    /// Times `slide` over every character and its motion; it returns the move made.
+    fn run(&mut self, mut slide: impl FnMut(Entity, Vec2) -> Vec2) {
+        let start = Instant::now();
+        let moved: f32 = (self.entities.iter().zip(&self.motions))
+            .map(|(&entity, &motion)| slide(entity, motion).length())
+            .sum();
+        self.times.push(start.elapsed());
+        self.moved += f64::from(moved);
+    }
+}
+
+fn slide_ours(query: SpatialQuery, mut characters: ResMut<Characters>) {
+    let config = MoveAndSlideConfig::default();
+    characters.run(|entity, motion| {
+        (query.move_and_slide(entity, motion, &config)).map_or(Vec2::ZERO, |moved| moved.motion)
+    });
+}
+
+fn slide_avian(
+    move_and_slide: avian::MoveAndSlide,
+    bodies: Query<(&avian::Collider, &avian::Position, &avian::Rotation)>,
+    mut characters: ResMut<Characters>,
+) {
+    let config = avian::MoveAndSlideConfig::default();
+    characters.run(|entity, motion| {
+        let Ok((collider, position, rotation)) = bodies.get(entity) else {
+            return Vec2::ZERO;
+        };
+        let filter = avian::SpatialQueryFilter::from_excluded_entities([entity]);
+        let out = move_and_slide.move_and_slide(
+            collider,
+            position.0,
+            rotation.as_radians(),
+            motion,
+            Duration::from_secs(1),
+            &config,
+            &filter,
+            |_| avian::MoveAndSlideHitResponse::Accept,
+        );
+        out.position - position.0
+    });
+}
+
+/// Spawns the characters of `--move-and-slide` for `engine`, at the rays' origins.
+fn spawn_characters(world: &mut World, engine: Engine, side: f32) -> Characters {
+    let (rays, _) = query_rays_and_points(side);
+    let mut characters = Characters::default();
+    for ray in rays {
+        let transform = Transform::from_translation(ray.origin.extend(0.0));
+        let entity = match engine {
+            Engine::Ours => world
+                .spawn((transform, Collider::rect(CHARACTER_SIDE, CHARACTER_SIDE)))
+                .id(),
+            Engine::Avian => world
+                .spawn((
+                    transform,
+                    avian::Collider::rectangle(CHARACTER_SIDE, CHARACTER_SIDE),
+                    avian::RigidBody::Kinematic,
+                ))
+                .id(),
+            Engine::Baseline | Engine::Twin | Engine::Rapier => continue,
+        };
+        characters.entities.push(entity);
+        characters.motions.push(*ray.direction * CHARACTER_MOVE);
+    }
+    characters
+}
+
 /// What every app of a run is given: the world, the colliders spawned at the start, the bullets fired
 /// each frame, whether queries are asked, and the compute threads.
 struct Setup {
@@ -379,6 +469,8 @@ struct Setup {
     queries: bool,
     /// Whether the queries are shape casts (`--casts`).
     casts: bool,
+    /// Whether characters are moved with move-and-slide (`--move-and-slide`).
+    move_and_slide: bool,
     compute_threads: Option<usize>,
 }
 
@@ -438,6 +530,19 @@ fn app(engine: Engine, setup: &Setup) -> App {
     for one in &setup.spawns {
         spawn(app.world_mut(), engine, one);
     }
+    if setup.move_and_slide {
+        let characters = spawn_characters(app.world_mut(), engine, setup.side);
+        app.insert_resource(characters);
+        match engine {
+            Engine::Ours => {
+                app.add_systems(Last, slide_ours);
+            }
+            Engine::Avian => {
+                app.add_systems(Last, slide_avian);
+            }
+            Engine::Baseline | Engine::Twin | Engine::Rapier => {}
+        }
+    }
     app
 }
 
@@ -448,6 +553,8 @@ struct Run {
     starts: usize,
     /// With `--queries`, the median time of the query system and the hits it found per frame.
     queries: Option<(f64, f64)>,
+    /// With `--move-and-slide`, the median time of the moves and their mean length.
+    slides: Option<(f64, f64)>,
 }
 
 /// Runs every engine's app for `frames` timed frames after its warm-up. The apps take turns of
@@ -499,12 +606,24 @@ fn run_all(engines: &[Engine], setup: &Setup, frames: usize) -> Vec<Run> {
                         queries.hits as f64 / asked as f64,
                     )
                 });
+            let slides = app
+                .world_mut()
+                .remove_resource::<Characters>()
+                .filter(|characters| !characters.times.is_empty())
+                .map(|mut characters| {
+                    let moves = characters.times.len() * characters.entities.len();
+                    (
+                        median_p99(&mut characters.times).0,
+                        characters.moved / moves as f64,
+                    )
+                });
             Run {
                 engine,
                 median,
                 p99,
                 starts: app.world().resource::<Starts>().0,
                 queries,
+                slides,
             }
         })
         .collect()
@@ -534,8 +653,9 @@ fn main() {
             }
         })
     });
+    let move_and_slide = args.iter().any(|arg| arg == "--move-and-slide");
     let mut rng = SeededRng::new(0x5eed_0000 + n as u64);
-    let (side, spawns) = match workload {
+    let (side, mut spawns): (f32, Vec<Spawn>) = match workload {
         None => {
             let side = 4.0 * (n as f32).sqrt();
             let spawns = (0..n)
@@ -552,6 +672,11 @@ fn main() {
             (side, spawns)
         }
     };
+    if move_and_slide {
+        for one in &mut spawns {
+            one.velocity = None;
+        }
+    }
     let setup = Setup {
         side,
         spawns,
@@ -564,11 +689,16 @@ fn main() {
             .iter()
             .any(|arg| arg == "--queries" || arg == "--casts"),
         casts: args.iter().any(|arg| arg == "--casts"),
+        move_and_slide,
         compute_threads,
     };
 
     let threads = compute_threads.map_or("Bevy's default".to_string(), |t| t.to_string());
-    let name = workload.map_or("w1 uniform moving".to_string(), |game| format!("{game:?}"));
+    let name = match workload {
+        None if move_and_slide => "w1 held still, with characters".to_string(),
+        None => "w1 uniform moving".to_string(),
+        Some(game) => format!("{game:?}"),
+    };
     println!(
         "{name} n={n} frames={frames} (+{WARMUP_FRAMES} warm-up), whole app.update() per frame, \
          compute threads: {threads}, kinds: {kinds:?}"
@@ -586,6 +716,15 @@ fn main() {
             run.p99,
             run.starts
         );
+        if let Some((median, mean)) = run.slides {
+            println!(
+                "  {:<20} {QUERIES} characters moved {CHARACTER_MOVE} with move-and-slide: median \
+                 {:.3} ms ({:.2} µs a character), moves {mean:.3} long on average",
+                "",
+                median,
+                median * 1e3 / QUERIES as f64
+            );
+        }
         if let Some((median, hits)) = run.queries
             && setup.casts
         {
@@ -658,7 +797,7 @@ fn main() {
         times_ours(faster_peer),
         faster_peer.median / ours.median
     );
-    if !agree {
+    if !agree && !setup.move_and_slide {
         eprintln!(
             "the engines disagree by more than {MAX_DISAGREEMENT_PERCENT}% on the collisions started: \
              they are not measuring the same contacts"
