@@ -886,6 +886,7 @@ pub(crate) fn update_broad_phase(
     rows: ColliderRows,
     colliders: ActiveColliders,
     hooked: Query<Entity, With<ActiveHooks>>,
+    mut unhooked: RemovedComponents<ActiveHooks>,
     mut diagnostics: ResMut<CollisionDiagnostics>,
 ) {
     let timer = StageTimer::start();
@@ -968,8 +969,9 @@ pub(crate) fn update_broad_phase(
             bp.anything_changed = true;
         }
     }
-    // So are the pairs of a collider with hooks, whose answer may change without a move.
-    for entity in &hooked {
+    // So are the pairs of a collider with hooks, whose answer may change without a move, and of one
+    // whose hooks were taken off, whose pairs they may have kept apart.
+    for entity in hooked.iter().chain(unhooked.read()) {
         if let Some(id) = bp.proxy_id(entity) {
             bp.mark_changed(id);
             bp.anything_changed = true;

@@ -558,6 +558,18 @@ fn hooks_are_asked_each_update_about_marked_pairs_only_and_a_turned_down_pair_en
         "it starts again when let through"
     );
     assert_eq!((colliding(&app, a), colliding(&app, b)), (1, 1));
+    // Without the marker, a pair the hooks kept apart touches again at once.
+    app.world_mut().resource_mut::<RejectAll>().0 = true;
+    app.update();
+    assert_eq!(events(&mut app), vec![(false, ab.0, ab.1)]);
+    asked(&mut app);
+    app.world_mut().entity_mut(a).remove::<ActiveHooks>();
+    app.update();
+    assert_eq!(events(&mut app), vec![(true, ab.0, ab.1)]);
+    assert_eq!(asked(&mut app), vec![], "no marker, no question");
+    app.world_mut().entity_mut(a).insert(ActiveHooks);
+    app.world_mut().resource_mut::<RejectAll>().0 = false;
+    app.update();
     // A despawn ends it as usual.
     app.world_mut().despawn(a);
     app.update();
@@ -737,4 +749,65 @@ fn move_and_slide_takes_bad_input_and_other_layers_without_panicking() {
     };
     let moved = call(&mut app, player, Vec2::X * 5.0, weird).unwrap();
     assert!(moved.motion.x <= 2.0, "{}", moved.motion);
+}
+
+/// Moves `player` by `motion` with `move_and_slide` and applies it, `frames` times; its positions.
+fn slide_for(app: &mut App, player: Entity, motion: Vec2, frames: usize) -> Vec<Vec2> {
+    (0..frames)
+        .map(|_| {
+            let moved = app
+                .world_mut()
+                .run_system_once(move |query: SpatialQuery| {
+                    query.move_and_slide(player, motion, &MoveAndSlideConfig::default())
+                })
+                .unwrap()
+                .unwrap();
+            let mut transform = app.world_mut().get_mut::<Transform>(player).unwrap();
+            transform.translation += moved.motion.extend(0.0);
+            app.update();
+            position(app, player)
+        })
+        .collect()
+}
+
+#[test]
+fn a_player_sliding_past_a_convex_corner_does_not_stick_to_it() {
+    for corner_on in [false, true] {
+        let mut app = app();
+        // A pillar from x = 5 to 6, y = 0 to 2.
+        let pillar = wall(&mut app, Vec2::new(5.5, 1.0), 0.0, Collider::rect(1.0, 2.0));
+        // Up along the pillar's left side, pressed into it; or down onto its top-left corner, the
+        // player's lower right corner aimed at it.
+        let (start, motion) = if corner_on {
+            (Vec2::new(4.6 - 0.5, 2.4 + 0.5), Vec2::new(0.05, -0.05))
+        } else {
+            (Vec2::new(4.6 - SKIN, 0.5), Vec2::new(0.05, 0.05))
+        };
+        let player = app
+            .world_mut()
+            .spawn((
+                Transform::from_translation(start.extend(0.0)),
+                Collider::rect(0.8, 0.8),
+            ))
+            .id();
+        app.update();
+        let path = slide_for(&mut app, player, motion, 80);
+        let shape = world_shape(&app, player);
+        let pillar_shape = world_shape(&app, pillar);
+        assert!(!shape.intersects(&pillar_shape, OverlapMode::InteriorOnly));
+        let end = *path.last().unwrap();
+        if corner_on {
+            // It lands on the pillar's top, a skin width above, slides along it, and falls past
+            // its far end.
+            let on_top = |p: &Vec2| (p.y - (2.4 + SKIN)).abs() < 1e-4 && p.x > 5.6;
+            assert!(
+                path.iter().any(on_top),
+                "never slid along the top: {path:?}"
+            );
+            assert!(end.x > 6.5 && end.y < 2.0, "stuck at {end}");
+        } else {
+            // It rises along the side and, past the top, goes on over it.
+            assert!(end.x > 6.0 && end.y > 2.4, "stuck at {end}");
+        }
+    }
 }
