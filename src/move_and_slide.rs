@@ -42,7 +42,8 @@ impl Default for MoveAndSlideConfig {
 /// Where [`SpatialQuery::move_and_slide`] takes a collider.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MoveAndSlideOutput {
-    /// The displacement to apply, in world space: add it to the entity's translation.
+    /// The displacement to apply, in world space: add it to the translation of an entity without a
+    /// parent.
     pub motion: Vec2,
     /// What stopped the collider on the way, in order, each with where it touched at the time.
     pub hits: Vec<(Entity, ShapeHit)>,
