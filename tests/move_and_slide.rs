@@ -272,16 +272,23 @@ fn run(app: &mut App, player: Entity, input: Input, frames: usize) -> Vec<Vec2> 
         .collect()
 }
 
+/// A room with a ramp 1 thick whose top face rises from (10, 0) at `degrees` for `length`; the unit
+/// normal of that face; and a 0.8 × 0.8 player standing at `x`.
+fn ramp_room(degrees: f32, length: f32, x: f32) -> (App, Vec2, Entity) {
+    let angle = degrees.to_radians();
+    let normal = Vec2::new(-angle.sin(), angle.cos());
+    let center = Vec2::new(10.0, 0.0) + Vec2::from_angle(angle) * length * 0.5 - normal * 0.5;
+    let mut app = room_with(|app| {
+        wall(app, center, angle, Collider::rotated_rect(length, 1.0));
+    });
+    let player = spawn_player(&mut app, Vec2::new(x, 0.5), Collider::rect(0.8, 0.8));
+    (app, normal, player)
+}
+
 #[test]
 fn along_a_thirty_degree_slope_the_player_slides_up_it_and_stands() {
     let angle = 30f32.to_radians();
-    // A ramp whose top face runs through (10, 0) rising at 30°.
-    let normal = Vec2::new(-angle.sin(), angle.cos());
-    let center = Vec2::new(10.0, 0.0) + Vec2::from_angle(angle) * 5.0 - normal * 0.5;
-    let mut app = room_with(|app| {
-        wall(app, center, angle, Collider::rotated_rect(10.0, 1.0));
-    });
-    let player = spawn_player(&mut app, Vec2::new(5.0, 0.5), Collider::rect(0.8, 0.8));
+    let (mut app, normal, player) = ramp_room(30.0, 10.0, 5.0);
     run(&mut app, player, Input::default(), 10);
     let path = run(
         &mut app,
@@ -317,13 +324,7 @@ fn along_a_thirty_degree_slope_the_player_slides_up_it_and_stands() {
 
 #[test]
 fn a_sixty_degree_slope_is_no_ground_and_is_not_climbed() {
-    let angle = 60f32.to_radians();
-    let normal = Vec2::new(-angle.sin(), angle.cos());
-    let center = Vec2::new(10.0, 0.0) + Vec2::from_angle(angle) * 3.0 - normal * 0.5;
-    let mut app = room_with(|app| {
-        wall(app, center, angle, Collider::rotated_rect(6.0, 1.0));
-    });
-    let player = spawn_player(&mut app, Vec2::new(8.0, 0.5), Collider::rect(0.8, 0.8));
+    let (mut app, _, player) = ramp_room(60.0, 6.0, 8.0);
     let path = run(
         &mut app,
         player,
