@@ -812,3 +812,94 @@ fn a_player_sliding_past_a_convex_corner_does_not_stick_to_it() {
         }
     }
 }
+
+/// The rule of [`ByIndex`]: a marked pair is let through unless its entities' indices sum to a
+/// multiple of `modulus`; `flip` turns the answer round.
+#[derive(Resource)]
+struct Rule {
+    modulus: u32,
+    flip: bool,
+}
+
+impl Rule {
+    fn accepts(&self, a: Entity, b: Entity) -> bool {
+        (a.index_u32() + b.index_u32()).is_multiple_of(self.modulus) == self.flip
+    }
+}
+
+#[derive(SystemParam)]
+struct ByIndex<'w> {
+    rule: Res<'w, Rule>,
+}
+
+impl CollisionHooks for ByIndex<'_> {
+    fn filter_pair(&self, a: Entity, b: Entity) -> bool {
+        self.rule.accepts(a, b)
+    }
+}
+
+#[test]
+fn under_random_motion_and_rules_the_hooked_pairs_agree_with_brute_force_and_every_start_ends() {
+    let mut app = common::app_with_plugin(RectCollisionPlugin::default().with_hooks::<ByIndex>());
+    app.insert_resource(Rule {
+        modulus: 3,
+        flip: false,
+    });
+    let mut rng = Rng(0xb00c5);
+    let colliders: Vec<Entity> = (0..300)
+        .map(|_| {
+            let (center, angle, collider) = random_wall(&mut rng);
+            let entity = wall(&mut app, center * 2.0, angle, collider);
+            // Few enough that, where few move, the changed colliders stay under a quarter.
+            if rng.below(10) == 0 {
+                app.world_mut().entity_mut(entity).insert(ActiveHooks);
+            }
+            entity
+        })
+        .collect();
+    let mut marked_pairs_seen = 0;
+    for frame in 0..300 {
+        // Stretches where few colliders move, where the pair set keeps its lists, and where most do.
+        let share = if (frame / 25) % 2 == 0 { 50 } else { 2 };
+        for &entity in &colliders {
+            if rng.below(100) < share {
+                let step = Vec2::new(rng.range(-0.5, 0.5), rng.range(-0.5, 0.5));
+                let mut transform = app.world_mut().get_mut::<Transform>(entity).unwrap();
+                transform.translation += step.extend(0.0);
+            }
+            if rng.below(200) == 0 {
+                let mut entity = app.world_mut().entity_mut(entity);
+                if entity.contains::<ActiveHooks>() {
+                    entity.remove::<ActiveHooks>();
+                } else {
+                    entity.insert(ActiveHooks);
+                }
+            }
+        }
+        if frame % 10 == 0 {
+            let mut rule = app.world_mut().resource_mut::<Rule>();
+            rule.flip = !rule.flip;
+            rule.modulus = 2 + (frame / 10) % 3;
+        }
+        app.update();
+        let all = common::brute_force_pairs(&mut app);
+        let (world, rule) = (app.world(), app.world().resource::<Rule>());
+        let marked = |(a, b): &(Entity, Entity)| {
+            world.get::<ActiveHooks>(*a).is_some() || world.get::<ActiveHooks>(*b).is_some()
+        };
+        marked_pairs_seen += all.iter().filter(|pair| marked(pair)).count();
+        let expected: Vec<_> = (all.iter().copied())
+            .filter(|pair| !marked(pair) || rule.accepts(pair.0, pair.1))
+            .collect();
+        assert_eq!(
+            common::colliding_pairs(&mut app),
+            expected,
+            "frame {frame}: CollidingEntities against brute force less the turned-down pairs"
+        );
+        common::assert_events_alternate(&app, &format!("frame {frame}"));
+    }
+    assert!(
+        marked_pairs_seen > 1_000,
+        "{marked_pairs_seen} marked pairs"
+    );
+}

@@ -98,18 +98,26 @@ pub fn app_with_compute_threads(threads: usize) -> App {
     app_with(MinimalPlugins.set(TaskPoolPlugin { task_pool_options }))
 }
 
+/// [`app`] with `plugin`, for example one with hooks.
+pub fn app_with_plugin(plugin: RectCollisionPlugin) -> App {
+    app_with_both(MinimalPlugins.build(), plugin)
+}
+
 fn app_with(minimal_plugins: bevy::app::PluginGroupBuilder) -> App {
+    app_with_both(minimal_plugins, RectCollisionPlugin::default())
+}
+
+fn app_with_both(
+    minimal_plugins: bevy::app::PluginGroupBuilder,
+    plugin: RectCollisionPlugin,
+) -> App {
     let mut app = App::new();
-    app.add_plugins((
-        minimal_plugins,
-        TransformPlugin,
-        RectCollisionPlugin::default(),
-    ))
-    .init_resource::<EventLog>()
-    .add_observer(record_started)
-    .add_observer(record_ended)
-    .add_systems(First, count_update)
-    .add_systems(Last, record_messages);
+    app.add_plugins((minimal_plugins, TransformPlugin, plugin))
+        .init_resource::<EventLog>()
+        .add_observer(record_started)
+        .add_observer(record_ended)
+        .add_systems(First, count_update)
+        .add_systems(Last, record_messages);
     app
 }
 
