@@ -120,8 +120,8 @@ where
     ) -> Option<(Entity, ShapeHit)> {
         let mut best: Option<(Entity, ShapeHit)> = None;
         self.cast_candidates(shape, direction, max_distance, |proxy, hit| {
-            let better = best.is_none_or(|(entity, best)| {
-                (hit.distance.total_cmp(&best.distance)).then(proxy.entity.cmp(&entity))
+            let better = best.is_none_or(|(holder, best)| {
+                (hit.distance.total_cmp(&best.distance)).then(proxy.entity.cmp(&holder))
                     == Ordering::Less
             });
             if better
