@@ -118,18 +118,30 @@ where
         max_distance: f32,
         counts: impl Fn(&ShapeHit) -> bool,
     ) -> Option<(Entity, ShapeHit)> {
+        self.first_cast_hit(shape, direction, max_distance, |proxy, hit| {
+            proxy.entity != entity
+                && counts(hit)
+                && self.matches(proxy, layers)
+                && self.accepts(entity, proxy.entity)
+        })
+    }
+
+    /// What `cast`, moved along `direction`, touches first within `max_distance` among the colliders
+    /// whose hit `keep` accepts; ties go to the lower entity.
+    fn first_cast_hit(
+        &self,
+        cast: &WorldShape,
+        direction: Dir2,
+        max_distance: f32,
+        keep: impl Fn(&Proxy, &ShapeHit) -> bool,
+    ) -> Option<(Entity, ShapeHit)> {
         let mut best: Option<(Entity, ShapeHit)> = None;
-        self.cast_candidates(shape, direction, max_distance, |proxy, hit| {
+        self.cast_candidates(cast, direction, max_distance, |proxy, hit| {
             let better = best.is_none_or(|(holder, best)| {
                 (hit.distance.total_cmp(&best.distance)).then(proxy.entity.cmp(&holder))
                     == Ordering::Less
             });
-            if better
-                && proxy.entity != entity
-                && counts(&hit)
-                && self.matches(proxy, layers)
-                && self.accepts(entity, proxy.entity)
-            {
+            if better && keep(proxy, &hit) {
                 best = Some((proxy.entity, hit));
             }
             best.map_or(max_distance, |(_, hit)| hit.distance)
@@ -284,18 +296,9 @@ where
         layers: CollisionLayers,
     ) -> Option<(Entity, ShapeHit)> {
         let cast = collider.world_shape(pose)?;
-        let mut best: Option<(Entity, ShapeHit)> = None;
-        self.cast_candidates(&cast, direction, max_distance, |proxy, hit| {
-            let better = best.is_none_or(|(entity, best)| {
-                (hit.distance.total_cmp(&best.distance)).then(proxy.entity.cmp(&entity))
-                    == Ordering::Less
-            });
-            if better && self.matches(proxy, layers) {
-                best = Some((proxy.entity, hit));
-            }
-            best.map_or(max_distance, |(_, hit)| hit.distance)
-        });
-        best
+        self.first_cast_hit(&cast, direction, max_distance, |proxy, _| {
+            self.matches(proxy, layers)
+        })
     }
 
     /// Every collider that `collider`, placed at `pose` and moved along `direction`, touches within

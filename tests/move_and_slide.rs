@@ -814,7 +814,7 @@ fn a_player_sliding_past_a_convex_corner_does_not_stick_to_it() {
 }
 
 /// The rule of [`ByIndex`]: a marked pair is let through unless its entities' indices sum to a
-/// multiple of `modulus`; `flip` turns the answer round.
+/// multiple of `modulus`; `flip` inverts the answer.
 #[derive(Resource)]
 struct Rule {
     modulus: u32,
