@@ -96,12 +96,14 @@ pub(crate) fn filter_pairs<H: CollisionHooks + 'static>(
     marked: Query<Entity, With<ActiveHooks>>,
     broad_phase: Res<BroadPhase>,
     mut rejected: ResMut<RejectedPairs>,
+    mut hooked: Local<HashSet<u32>>,
 ) where
     for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
 {
     rejected.0.clear();
     let bp = &*broad_phase;
-    let hooked: HashSet<u32> = marked.iter().filter_map(|e| bp.proxy_id(e)).collect();
+    hooked.clear();
+    hooked.extend(marked.iter().filter_map(|e| bp.proxy_id(e)));
     if hooked.is_empty() {
         return;
     }
@@ -112,7 +114,7 @@ pub(crate) fn filter_pairs<H: CollisionHooks + 'static>(
         }
     };
     if bp.listed() {
-        for &id in &hooked {
+        for &id in hooked.iter() {
             for (slot, pair) in bp.pairs_of(id) {
                 // Each pair once: by the lower proxy where both are marked.
                 let other = pair.other(id);

@@ -140,7 +140,6 @@ where
         };
         let mut remaining = motion;
         let mut hits = Vec::new();
-        let mut blocked_by: Vec<Vec2> = Vec::new();
         let least_upness = least_upness(config);
         for _ in 0..config.max_iterations {
             let Ok((direction, length)) = Dir2::new_and_length(remaining) else {
@@ -173,12 +172,14 @@ where
             // In a plane, the way along one surface goes into any other that also blocks; and a
             // surface that turns the slide back against the motion, as the second side of a V does,
             // would only rock the collider between the two.
+            let earlier = &hits[..hits.len() - 1];
             if remaining.dot(motion) <= 0.0
-                || blocked_by.iter().any(|normal| remaining.dot(*normal) < 0.0)
+                || earlier
+                    .iter()
+                    .any(|(_, hit)| remaining.dot(hit.normal) < 0.0)
             {
                 break;
             }
-            blocked_by.push(hit.normal);
         }
         // The cast reaches a skin width past the motion, so a move that grazes a surface can end
         // nearer to it than that: it is lifted back to the skin width, where that touches nothing.
