@@ -433,7 +433,7 @@ struct Report {
     candidates: usize,
     /// The pairs the narrow phase tested each frame (`CollisionDiagnostics::tested_pairs`).
     tested: Vec<usize>,
-    /// The proxies the broad phase queried each frame (`CollisionDiagnostics::moved_proxies`).
+    /// The proxies the broad phase queried each frame (`CollisionDiagnostics::queried_proxies`).
     moved: Vec<usize>,
 }
 
@@ -464,7 +464,7 @@ fn print_frame(frame: usize, diagnostics: &CollisionDiagnostics) {
     println!(
         "  frame {frame:>5} moved {:>7} tested {:>7}   prepare {:7.1} µs   broad \
          {:7.1} µs   narrow {:7.1} µs   events {:7.1} µs   pipeline {:7.1} µs",
-        diagnostics.moved_proxies,
+        diagnostics.queried_proxies,
         diagnostics.tested_pairs,
         micros(t.prepare),
         micros(t.broad_phase),
@@ -580,7 +580,7 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         report.touching = d.touching_pairs;
         report.candidates = d.candidate_pairs;
         report.tested.push(d.tested_pairs);
-        report.moved.push(d.moved_proxies);
+        report.moved.push(d.queried_proxies);
         if options.per_frame {
             print_frame(frame - WARMUP_FRAMES, &d);
         }

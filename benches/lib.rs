@@ -8,27 +8,29 @@ use bevy::math::{Dir2, Ray2d, Rot2, Vec2};
 use bevy_rect_collision::collider::ColliderShape;
 use bevy_rect_collision::geometry::{WorldCircle, WorldRect, WorldRotatedRect};
 
-/// A small, seeded xorshift generator: the same seed gives the same workload on every machine.
+#[path = "../src/test_rng.rs"]
+#[allow(dead_code, reason = "the benchmarks draw through `SeededRng`")]
+mod test_rng;
+
+/// The tests' seeded generator, with the draws the workloads ask for: the same seed gives the same
+/// workload on every machine.
 #[derive(Clone, Debug)]
-pub struct SeededRng(u64);
+pub struct SeededRng(test_rng::TestRng);
 
 impl SeededRng {
     /// A generator from a non-zero seed.
     pub fn new(seed: u64) -> Self {
-        Self(seed.max(1))
+        Self(test_rng::TestRng::new(seed))
     }
 
     /// A uniform float in `[0, 1)`.
     pub fn unit(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+        self.0.unit()
     }
 
     /// A uniform float in `[low, high)`.
     pub fn range(&mut self, low: f32, high: f32) -> f32 {
-        low + (high - low) * self.unit()
+        self.0.range(low, high)
     }
 
     /// Two independent standard normal values (Box and Muller).

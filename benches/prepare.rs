@@ -1,5 +1,5 @@
 //! Nanoseconds per collider for the prepare stage's work: a world shape from a `GlobalTransform`, as
-//! the stage builds it (`Collider::world_shape_from_transform`, which branches on whether the
+//! the stage builds it (`internals::world_shape_from_transform`, which branches on whether the
 //! transform is scaled), and through the pose (`pose_from_global_transform`, then
 //! `Collider::world_shape`), on the workload runner's mix of shapes. The stage's way takes four sets
 //! of transforms: unscaled, as the runner's colliders start;
@@ -14,6 +14,7 @@ use std::hint::black_box;
 
 use bevy::prelude::*;
 use bevy_rect_collision::collider::pose_from_global_transform;
+use bevy_rect_collision::internals;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{SeededRng, Spawn};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
@@ -74,7 +75,10 @@ fn world_shapes(c: &mut Criterion) {
                 |colliders| {
                     (colliders.iter())
                         .filter_map(|(collider, transform)| {
-                            black_box(collider.world_shape_from_transform(black_box(transform)))
+                            black_box(internals::world_shape_from_transform(
+                                collider,
+                                black_box(transform),
+                            ))
                         })
                         .count()
                 },

@@ -20,7 +20,7 @@ use bevy::math::bounding::{Aabb2d, BoundingVolume, IntersectsVolume};
 use bevy::prelude::*;
 
 use crate::collider::{
-    ActiveCollider, ActiveColliders, ColliderWorldShape, SweptCollider, Teleported,
+    ActiveColliderFilter, ActiveColliders, ColliderWorldShape, SweptCollider, Teleported,
 };
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
@@ -136,7 +136,7 @@ impl ProxyFlags {
 /// [`CollisionSystems::BroadPhase`](crate::CollisionSystems::BroadPhase). The narrow phase reads it;
 /// the spatial queries and the debug overlay too.
 #[derive(Resource, Debug, Default)]
-pub struct BroadPhase {
+pub(crate) struct BroadPhase {
     proxies: Vec<Proxy>,
     /// Each proxy's shape, by proxy: what the exact tests read, packed apart from the rest.
     shapes: Vec<WorldShape>,
@@ -200,31 +200,33 @@ pub struct BroadPhase {
 
 impl BroadPhase {
     /// Every pair in the pair set, as entities: their fat AABBs overlap and their layers interact.
-    pub fn candidate_pairs(&self) -> impl Iterator<Item = (Entity, Entity)> + '_ {
+    #[cfg(feature = "debug")]
+    pub(crate) fn pair_entities(&self) -> impl Iterator<Item = (Entity, Entity)> + '_ {
         (self.pairs.iter().filter(|pair| !pair.is_free()))
             .map(|pair| (self.proxy(pair.a).entity, self.proxy(pair.b).entity))
     }
 
     /// How many pairs the pair set holds.
-    pub fn candidate_count(&self) -> usize {
+    pub(crate) fn pair_count(&self) -> usize {
         self.pair_count
     }
 
     /// The bounding box of every collider taking part, as of the last update.
-    pub fn aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
+    #[cfg(feature = "debug")]
+    pub(crate) fn aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
         self.live_ids()
             .map(|id| (self.proxy(id).entity, self.shape(id).aabb()))
     }
 
     /// The fat AABB of every collider taking part: its box grown by the margin, the box the pairs
     /// are found with.
-    pub fn fat_aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
+    pub(crate) fn fat_aabbs(&self) -> impl Iterator<Item = (Entity, Aabb2d)> + '_ {
         self.live_ids()
             .map(|id| (self.proxy(id).entity, self.proxy(id).fat))
     }
 
     /// How many colliders take part.
-    pub fn proxy_count(&self) -> usize {
+    pub(crate) fn proxy_count(&self) -> usize {
         self.proxies.len() - self.free.len() - self.freed.len()
     }
 
@@ -300,7 +302,7 @@ impl BroadPhase {
 
     /// Every collider swept in the last update ([`SweptCollider`]), with its shape at the end and
     /// how far it moved.
-    pub fn sweeps(&self) -> impl Iterator<Item = (Entity, WorldShape, Vec2)> + '_ {
+    pub(crate) fn sweeps(&self) -> impl Iterator<Item = (Entity, WorldShape, Vec2)> + '_ {
         (self.swept.iter())
             .filter(|&&id| self.is_live(id))
             .map(|&id| (self.proxy(id).entity, *self.shape(id), self.sweep_of(id)))
@@ -771,7 +773,7 @@ impl BroadPhase {
     /// pair set is exactly the set of pairs of proxies whose fat AABBs overlap and whose layers
     /// interact, found by brute force, each once, the lower entity first. Takes time quadratic in the
     /// proxies: for tests.
-    pub fn validate(&self) {
+    pub(crate) fn validate(&self) {
         let live: Vec<u32> = self.live_ids().collect();
         let placed: usize = self.levels.iter().map(LooseGrid::len).sum();
         assert_eq!(placed, live.len(), "every proxy is placed once");
@@ -875,7 +877,7 @@ type ColliderRows<'w, 's> = Query<
         Has<SweptCollider>,
         Has<Teleported>,
     ),
-    ActiveCollider,
+    ActiveColliderFilter,
 >;
 
 /// Brings the proxies up to date with the enabled colliders whose world shape or layers changed since
@@ -987,7 +989,7 @@ pub(crate) fn update_broad_phase(
     bp.free.append(&mut bp.freed);
     diagnostics.colliders = bp.proxy_count();
     diagnostics.invalid_colliders = bp.invalid.len();
-    diagnostics.candidate_pairs = bp.candidate_count();
-    diagnostics.moved_proxies = bp.move_buffer.len();
+    diagnostics.candidate_pairs = bp.pair_count();
+    diagnostics.queried_proxies = bp.move_buffer.len();
     diagnostics.timings.broad_phase = timer.elapsed();
 }

@@ -4,7 +4,7 @@ use core::fmt;
 
 use bevy::prelude::*;
 
-use crate::events::CollidingEntities;
+use crate::entity_set::SmallEntitySet;
 use crate::geometry::{Pose2d, WorldCircle, WorldRect, WorldRotatedRect, WorldShape};
 use crate::layers::CollisionLayers;
 
@@ -247,34 +247,13 @@ impl Collider {
         (valid & positive).all().then_some(shape)
     }
 
-    /// The collider placed in the world by `transform`:
-    /// `self.world_shape(&pose_from_global_transform(transform))`.
-    ///
-    /// ```
-    /// use bevy::prelude::*;
-    /// use bevy_rect_collision::collider::pose_from_global_transform;
-    /// use bevy_rect_collision::prelude::*;
-    ///
-    /// let turned = GlobalTransform::from(
-    ///     Transform::from_xyz(3.0, -1.0, 0.0).with_rotation(Quat::from_rotation_z(0.4)),
-    /// );
-    /// let scaled = GlobalTransform::from(Transform::from_scale(Vec3::new(2.0, -3.0, 1.0)));
-    /// for collider in [
-    ///     Collider::rect(2.0, 1.0),
-    ///     Collider::rotated_rect(2.0, 1.0),
-    ///     Collider::rotated_rect(2.0, 1.0).with_offset(Vec2::new(1.0, 0.5)),
-    ///     Collider::circle(1.5),
-    /// ] {
-    ///     for transform in [turned, scaled] {
-    ///         assert_eq!(
-    ///             collider.world_shape_from_transform(&transform),
-    ///             collider.world_shape(&pose_from_global_transform(&transform)),
-    ///         );
-    ///     }
-    /// }
-    /// ```
+    /// The collider placed in the world by `transform`, as the prepare stage places it: the shape
+    /// at [`pose_from_global_transform`], with the transform's axes worked out once.
     #[inline(always)]
-    pub fn world_shape_from_transform(&self, transform: &GlobalTransform) -> Option<WorldShape> {
+    pub(crate) fn world_shape_from_transform(
+        &self,
+        transform: &GlobalTransform,
+    ) -> Option<WorldShape> {
         self.world_shape(&TransformAxes::of(transform).pose())
     }
 }
@@ -506,9 +485,51 @@ impl ColliderWorldShape {
     }
 }
 
+/// The entities this collider touches now, kept by the plugin in step with the events.
+///
+/// Added with every [`Collider`].
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_rect_collision::prelude::*;
+///
+/// fn report(query: Query<(Entity, &CollidingEntities)>) {
+///     for (entity, touching) in &query {
+///         if !touching.is_empty() {
+///             println!("{entity} touches {} colliders", touching.len());
+///         }
+///     }
+/// }
+/// # bevy::ecs::system::assert_is_system(report);
+/// ```
+#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CollidingEntities(pub(crate) SmallEntitySet);
+
+impl CollidingEntities {
+    /// Whether this collider touches `entity`.
+    pub fn contains(&self, entity: &Entity) -> bool {
+        self.0.contains(*entity)
+    }
+
+    /// The entities touched, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = Entity> + '_ {
+        self.0.iter()
+    }
+
+    /// How many entities are touched.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether nothing is touched.
+    pub fn is_empty(&self) -> bool {
+        self.0.len() == 0
+    }
+}
+
 /// The query filter for colliders that take part in collisions and queries: with a [`Collider`] and
 /// without [`ColliderDisabled`].
-pub type ActiveCollider = (With<Collider>, Without<ColliderDisabled>);
+pub type ActiveColliderFilter = (With<Collider>, Without<ColliderDisabled>);
 
 /// The colliders that take part, with their world shapes and layers: what the broad phase and the
 /// spatial queries read.
@@ -520,7 +541,7 @@ pub(crate) type ActiveColliders<'w, 's> = Query<
         &'static ColliderWorldShape,
         &'static CollisionLayers,
     ),
-    ActiveCollider,
+    ActiveColliderFilter,
 >;
 
 /// While present, the entity's collider takes no part in collisions or queries: its open contacts end
@@ -569,6 +590,21 @@ pub struct Teleported;
 /// the plugin skips it, warns once, and removes the marker when it becomes valid again.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InvalidCollider;
+
+/// Puts the default [`CollisionLayers`] back on a collider whose layers were removed by hand, once the
+/// commands of the removal run: `Collider` requires them, and a collider without them would take part
+/// in nothing, with no change the pipeline could see. Nothing happens when the `Collider` went too, or
+/// the entity was despawned. The layers inserted count as changed ones: a pair they allow starts on the
+/// next update, one they forbid ends.
+pub(crate) fn restore_default_layers(removed: On<Remove, CollisionLayers>, mut commands: Commands) {
+    commands
+        .entity(removed.entity)
+        .queue_silenced(|mut entity: EntityWorldMut| {
+            if entity.contains::<Collider>() && !entity.contains::<CollisionLayers>() {
+                entity.insert(CollisionLayers::default());
+            }
+        });
+}
 
 #[cfg(test)]
 mod tests {
@@ -798,77 +834,60 @@ mod tests {
         assert!(farthest > 64, "the lengths drift: {farthest} units at most");
     }
 
+    /// Against Bevy's own transform of the local points: the corners of a turned rectangle and the
+    /// centre of a circle, under turned, mirrored and scaled transforms, and turned every frame.
     #[test]
-    fn world_shapes_from_transforms_equal_those_from_their_poses() {
-        let mut next = crate::test_rng::xorshift(0x51f1_5eed);
-        let mut unit = move || (next() >> 40) as f32 / (1u64 << 24) as f32;
-        let specials = [0.0, -0.0, 1.0, -1.0, 1e-30, 1e30, f32::NAN, f32::INFINITY];
-        // Turned every frame for 5,000 frames, the axes' lengths drift out of an unscaled transform's
-        // range: one frame in a hundred of those.
-        let drifted: Vec<GlobalTransform> = turned_every_frame(5000)
-            .step_by(100)
-            .map(|(_, transform)| transform)
-            .collect();
-        let scaled_by_drift = (drifted.iter())
-            .filter(|transform| pose_from_global_transform(transform).scale != Vec2::ONE)
-            .count();
-        assert!(
-            scaled_by_drift > drifted.len() / 2,
-            "{scaled_by_drift} of {} drifted transforms scaled",
-            drifted.len()
-        );
+    fn world_shapes_put_local_points_where_the_transform_puts_them() {
+        let mut rng = crate::test_rng::TestRng::new(0x51f1_5eed);
         let mut transforms: Vec<GlobalTransform> = turned_every_frame(20)
             .map(|(_, transform)| transform)
-            .chain(drifted)
             .collect();
-        for k in 0..20_000 {
-            let angle = (unit() - 0.5) * 7.0;
-            // Unscaled, mirrored, scaled, and scaled by special values, one in four each.
-            let scale = match k % 4 {
-                0 => Vec3::ONE,
-                1 => Vec3::new(1.0, -1.0, 1.0),
-                2 => Vec3::new(unit() * 4.0 - 2.0, unit() * 4.0 - 2.0, 1.0),
-                _ => Vec3::new(specials[k % 8], specials[k / 8 % 8], 1.0),
-            };
-            let translation = if k % 97 == 0 {
-                Vec3::new(f32::NAN, 0.0, 0.0)
-            } else {
-                Vec3::new(unit() * 100.0 - 50.0, unit() * 100.0 - 50.0, 0.0)
-            };
+        for _ in 0..5_000 {
+            let scale = Vec3::new(rng.range(-2.0, 2.0), rng.range(-2.0, 2.0), 1.0);
             transforms.push(GlobalTransform::from(
-                Transform::from_translation(translation)
-                    .with_rotation(Quat::from_rotation_z(angle))
+                Transform::from_xyz(rng.range(-50.0, 50.0), rng.range(-50.0, 50.0), 0.0)
+                    .with_rotation(Quat::from_rotation_z(rng.range(-3.5, 3.5)))
                     .with_scale(scale),
             ));
         }
-        let colliders = [
-            Collider::rect(2.0, 1.0),
-            Collider::rect(2.0, 1.0).with_offset(Vec2::new(0.5, -1.5)),
-            Collider::rotated_rect(3.0, 0.5),
-            Collider::rotated_rect(3.0, 0.5).with_offset(Vec2::new(-1.0, 2.0)),
-            Collider::circle(1.25),
-            Collider::circle(1.25).with_offset(Vec2::new(2.0, 0.5)),
-            Collider::rect(0.0, 1.0),
-            Collider::circle(f32::INFINITY),
-        ];
-        let (mut valid, mut invalid) = (0, 0);
+        let (half, offset, radius) = (Vec2::new(1.5, 0.25), Vec2::new(-1.0, 2.0), 1.25);
+        let close = |a: Vec2, b: Vec2| a.distance(b) <= 1e-4 * (1.0 + b.length());
         for transform in &transforms {
-            for collider in &colliders {
-                let expected = collider.world_shape(&pose_from_global_transform(transform));
-                assert_eq!(
-                    collider.world_shape_from_transform(transform),
-                    expected,
-                    "{collider:?} at {transform:?}"
+            let world = |local: Vec2| transform.transform_point(local.extend(0.0)).truncate();
+            let rect = Collider::rotated_rect(2.0 * half.x, 2.0 * half.y).with_offset(offset);
+            let corners = rect
+                .world_shape_from_transform(transform)
+                .and_then(|shape| shape.corners())
+                .expect("a valid turned rectangle has corners");
+            for sign in [
+                Vec2::new(1.0, 1.0),
+                Vec2::new(-1.0, 1.0),
+                -Vec2::ONE,
+                Vec2::new(1.0, -1.0),
+            ] {
+                let expected = world(offset + sign * half);
+                assert!(
+                    corners.iter().any(|&corner| close(corner, expected)),
+                    "corner {expected} of {corners:?} at {transform:?}"
                 );
-                valid += usize::from(expected.is_some());
-                invalid += usize::from(expected.is_none());
             }
+            let Some(WorldShape::Circle(circle)) = Collider::circle(radius)
+                .with_offset(offset)
+                .world_shape_from_transform(transform)
+            else {
+                panic!("a valid circle at {transform:?}");
+            };
+            let (scale, _, _) = transform.to_scale_rotation_translation();
+            assert!(
+                close(circle.center, world(offset)),
+                "{circle:?} at {transform:?}"
+            );
+            let expected_radius = radius * scale.x.abs().max(scale.y.abs());
+            assert!(
+                (circle.radius - expected_radius).abs() <= 1e-4 * expected_radius,
+                "{circle:?}, radius {expected_radius} expected, at {transform:?}"
+            );
         }
-        let cases = valid + invalid;
-        assert!(
-            valid > cases / 2 && invalid > cases / 8,
-            "{valid} valid and {invalid} invalid shapes"
-        );
     }
 
     #[test]

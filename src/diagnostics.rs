@@ -11,7 +11,7 @@ use bevy::prelude::*;
 pub struct StageTimings {
     /// [`CollisionSystems::Prepare`](crate::CollisionSystems::Prepare): world shapes from transforms.
     pub prepare: Duration,
-    /// [`CollisionSystems::BroadPhase`](crate::CollisionSystems::BroadPhase): candidate pairs.
+    /// [`CollisionSystems::BroadPhase`](crate::CollisionSystems::BroadPhase): the proxies and the candidate pairs.
     pub broad_phase: Duration,
     /// [`CollisionSystems::NarrowPhase`](crate::CollisionSystems::NarrowPhase): exact tests and contacts.
     pub narrow_phase: Duration,
@@ -35,11 +35,12 @@ pub struct CollisionDiagnostics {
     /// Enabled colliders skipped because their shape is invalid (NaN, infinite or zero-scale
     /// transform, or a bad size).
     pub invalid_colliders: usize,
-    /// Pairs in the broad phase's pair set: their fat AABBs overlap and their layers interact.
+    /// Candidate pairs: those in the broad phase's pair set, whose fat AABBs overlap and whose layers
+    /// interact.
     pub candidate_pairs: usize,
-    /// Colliders the broad phase queried for new pairs this update: those added, those that changed
-    /// layers, and those whose box left its fat AABB.
-    pub moved_proxies: usize,
+    /// Colliders the broad phase queried for new pairs this update (its move buffer): those added,
+    /// those that changed layers, and those whose box left its fat AABB.
+    pub queried_proxies: usize,
     /// Pairs the narrow phase tested this update: those of the pair set with a collider whose shape or
     /// layers changed.
     pub tested_pairs: usize,

@@ -160,32 +160,20 @@ mod tests {
         Entity::from_raw_u32(index).expect("a valid index")
     }
 
-    /// A small xorshift generator, so that the sequence of operations is the same on every run.
-    struct Xorshift(u64);
-
-    impl Xorshift {
-        fn below(&mut self, bound: u32) -> u32 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % u64::from(bound)) as u32
-        }
-    }
-
     /// Random inserts and removes over a few or many entities, in two sets that share their spare
     /// overflows, each compared after every step with a hash set.
     #[test]
     fn agrees_with_a_hash_set_on_random_operations() {
         for universe in [3, INLINE as u32, 2 * INLINE as u32, 40] {
-            let mut rng = Xorshift(0x5eed + u64::from(universe));
+            let mut rng = crate::test_rng::TestRng::new(0x5eed + u64::from(universe));
             let mut spare = SpareEntitySets::default();
             let mut sets = [SmallEntitySet::default(), SmallEntitySet::default()];
             let mut oracles = [EntityHashSet::default(), EntityHashSet::default()];
             let mut handed_over = 0;
             for step in 0..8000 {
-                let which = rng.below(2) as usize;
+                let which = rng.below(2);
                 let (set, oracle) = (&mut sets[which], &mut oracles[which]);
-                let member = entity(rng.below(universe));
+                let member = entity(rng.below(universe as usize) as u32);
                 let spares_before = spare.0.len();
                 let (got, expected) = if rng.below(2) == 0 {
                     (set.insert(member, &mut spare), oracle.insert(member))

@@ -1,11 +1,13 @@
-//! What the plugin reports: [`CollisionStarted`], [`CollisionEnded`] and [`CollidingEntities`].
+//! What the plugin reports: [`CollisionStarted`] and [`CollisionEnded`], and the
+//! [`CollidingEntities`] it keeps in step with them.
 
 use bevy::ecs::event::EventKey;
 use bevy::ecs::system::SystemParam;
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
 
-use crate::entity_set::{SmallEntitySet, SpareEntitySets};
+use crate::collider::CollidingEntities;
+use crate::entity_set::SpareEntitySets;
 
 /// Two colliders began touching this frame.
 ///
@@ -94,48 +96,6 @@ impl CollisionEnded {
             collider1: self.collider2,
             collider2: self.collider1,
         }
-    }
-}
-
-/// The entities this collider touches now, kept by the plugin in step with the events.
-///
-/// Added with every [`Collider`](crate::Collider).
-///
-/// ```
-/// use bevy::prelude::*;
-/// use bevy_rect_collision::prelude::*;
-///
-/// fn report(query: Query<(Entity, &CollidingEntities)>) {
-///     for (entity, touching) in &query {
-///         if !touching.is_empty() {
-///             println!("{entity} touches {} colliders", touching.len());
-///         }
-///     }
-/// }
-/// # bevy::ecs::system::assert_is_system(report);
-/// ```
-#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
-pub struct CollidingEntities(pub(crate) SmallEntitySet);
-
-impl CollidingEntities {
-    /// Whether this collider touches `entity`.
-    pub fn contains(&self, entity: &Entity) -> bool {
-        self.0.contains(*entity)
-    }
-
-    /// The entities touched, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = Entity> + '_ {
-        self.0.iter()
-    }
-
-    /// How many entities are touched.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether nothing is touched.
-    pub fn is_empty(&self) -> bool {
-        self.0.len() == 0
     }
 }
 

@@ -1,10 +1,7 @@
 //! [`CollisionHooks`]: the game's say over which pairs of colliders may touch.
 
-use bevy::ecs::system::{ReadOnlySystemParam, StaticSystemParam, SystemParamItem};
-use bevy::platform::collections::HashSet;
+use bevy::ecs::system::ReadOnlySystemParam;
 use bevy::prelude::*;
-
-use crate::broad_phase::BroadPhase;
 
 /// A game's filter of collider pairs, on a read-only [`SystemParam`](bevy::ecs::system::SystemParam)
 /// of its own, installed with [`RectCollisionPlugin::with_hooks`](crate::RectCollisionPlugin::with_hooks).
@@ -76,58 +73,3 @@ impl CollisionHooks for () {
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Component, Default)]
 pub struct ActiveHooks;
-
-/// The slots of the pair set's pairs that the hooks turned down in this update, for the narrow
-/// phase; empty where no hooks are installed.
-#[derive(Resource, Debug, Default)]
-pub(crate) struct RejectedPairs(HashSet<u32>);
-
-impl RejectedPairs {
-    /// Whether the pair in `slot` was turned down.
-    #[inline]
-    pub(crate) fn contains(&self, slot: u32) -> bool {
-        !self.0.is_empty() && self.0.contains(&slot)
-    }
-}
-
-/// Asks the hooks about every pair of a collider with [`ActiveHooks`] in the pair set.
-pub(crate) fn filter_pairs<H: CollisionHooks + 'static>(
-    hooks: StaticSystemParam<H>,
-    marked: Query<Entity, With<ActiveHooks>>,
-    broad_phase: Res<BroadPhase>,
-    mut rejected: ResMut<RejectedPairs>,
-    mut hooked: Local<HashSet<u32>>,
-) where
-    for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
-{
-    rejected.0.clear();
-    let bp = &*broad_phase;
-    hooked.clear();
-    hooked.extend(marked.iter().filter_map(|e| bp.proxy_id(e)));
-    if hooked.is_empty() {
-        return;
-    }
-    let mut ask = |slot: u32, a: u32, b: u32| {
-        let (a, b) = (bp.proxy(a).entity, bp.proxy(b).entity);
-        if !hooks.filter_pair(a.min(b), a.max(b)) {
-            rejected.0.insert(slot);
-        }
-    };
-    if bp.listed() {
-        for &id in hooked.iter() {
-            for (slot, pair) in bp.pairs_of(id) {
-                // Each pair once: by the lower proxy where both are marked.
-                let other = pair.other(id);
-                if id < other || !hooked.contains(&other) {
-                    ask(slot, pair.a, pair.b);
-                }
-            }
-        }
-    } else {
-        for (slot, pair) in bp.pair_slots().iter().enumerate() {
-            if !pair.is_free() && (hooked.contains(&pair.a) || hooked.contains(&pair.b)) {
-                ask(slot as u32, pair.a, pair.b);
-            }
-        }
-    }
-}

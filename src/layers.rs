@@ -65,20 +65,3 @@ impl CollisionLayers {
         (self.memberships & other.filters) != 0 && (other.memberships & self.filters) != 0
     }
 }
-
-/// Puts the default [`CollisionLayers`] back on a collider whose layers were removed by hand, once the
-/// commands of the removal run: `Collider` requires them, and a collider without them would take part
-/// in nothing, with no change the pipeline could see. Nothing happens when the `Collider` went too, or
-/// the entity was despawned. The layers inserted count as changed ones: a pair they allow starts on the
-/// next update, one they forbid ends.
-pub(crate) fn restore_default_layers(removed: On<Remove, CollisionLayers>, mut commands: Commands) {
-    commands
-        .entity(removed.entity)
-        .queue_silenced(|mut entity: EntityWorldMut| {
-            if entity.contains::<crate::collider::Collider>()
-                && !entity.contains::<CollisionLayers>()
-            {
-                entity.insert(CollisionLayers::default());
-            }
-        });
-}

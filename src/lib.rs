@@ -2,7 +2,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod broad_phase;
+mod broad_phase;
 pub mod collider;
 #[cfg(feature = "debug")]
 pub mod debug;
@@ -11,6 +11,8 @@ mod entity_set;
 pub mod events;
 pub mod geometry;
 pub mod hooks;
+#[doc(hidden)]
+pub mod internals;
 pub mod layers;
 pub mod move_and_slide;
 pub mod narrow_phase;
@@ -18,22 +20,23 @@ mod parallel;
 pub mod plugin;
 mod prepare;
 pub mod query;
+mod settings;
 #[cfg(test)]
 mod test_rng;
 
-pub use broad_phase::BroadPhase;
 pub use collider::{
-    ActiveCollider, Collider, ColliderDisabled, ColliderError, ColliderShape, ColliderWorldShape,
-    InvalidCollider, SweptCollider, Teleported,
+    ActiveColliderFilter, Collider, ColliderDisabled, ColliderError, ColliderShape,
+    ColliderWorldShape, CollidingEntities, InvalidCollider, SweptCollider, Teleported,
 };
 pub use diagnostics::{CollisionDiagnostics, StageTimings};
-pub use events::{CollidingEntities, CollisionEnded, CollisionStarted};
+pub use events::{CollisionEnded, CollisionStarted};
 pub use hooks::{ActiveHooks, CollisionHooks};
 pub use layers::CollisionLayers;
 pub use move_and_slide::{MoveAndSlideConfig, MoveAndSlideOutput};
 pub use narrow_phase::{Contacts, PairContact};
-pub use plugin::{CollisionSettings, CollisionSystems, RectCollisionPlugin};
+pub use plugin::{CollisionSystems, RectCollisionPlugin};
 pub use query::SpatialQuery;
+pub use settings::CollisionSettings;
 
 /// Everything a game needs: `use bevy_rect_collision::prelude::*;`.
 pub mod prelude {

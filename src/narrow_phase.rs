@@ -3,16 +3,17 @@
 
 use core::ops::Range;
 
+use bevy::ecs::system::{StaticSystemParam, SystemParamItem};
 use bevy::math::bounding::{BoundingVolume, IntersectsVolume};
-use bevy::platform::collections::HashMap;
+use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 
 use crate::broad_phase::{BroadPhase, Pair};
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::{Contact, WorldShape, contact_point, shape_cast};
-use crate::hooks::RejectedPairs;
+use crate::hooks::{ActiveHooks, CollisionHooks};
 use crate::parallel::pool_for;
-use crate::plugin::CollisionSettings;
+use crate::settings::CollisionSettings;
 
 /// Below this many pair slots, or changed colliders, the narrow phase runs on one thread.
 const PARALLEL_THRESHOLD: usize = 4096;
@@ -321,4 +322,59 @@ pub(crate) fn find_contacts(
     }
     diagnostics.touching_pairs = contacts.len();
     diagnostics.timings.narrow_phase = timer.elapsed();
+}
+
+/// The slots of the pair set's pairs that the hooks turned down in this update, for the narrow
+/// phase; empty where no hooks are installed.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct RejectedPairs(HashSet<u32>);
+
+impl RejectedPairs {
+    /// Whether the pair in `slot` was turned down.
+    #[inline]
+    pub(crate) fn contains(&self, slot: u32) -> bool {
+        !self.0.is_empty() && self.0.contains(&slot)
+    }
+}
+
+/// Asks the hooks about every pair of a collider with [`ActiveHooks`] in the pair set.
+pub(crate) fn filter_pairs<H: CollisionHooks + 'static>(
+    hooks: StaticSystemParam<H>,
+    marked: Query<Entity, With<ActiveHooks>>,
+    broad_phase: Res<BroadPhase>,
+    mut rejected: ResMut<RejectedPairs>,
+    mut hooked: Local<HashSet<u32>>,
+) where
+    for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
+{
+    rejected.0.clear();
+    let bp = &*broad_phase;
+    hooked.clear();
+    hooked.extend(marked.iter().filter_map(|e| bp.proxy_id(e)));
+    if hooked.is_empty() {
+        return;
+    }
+    let mut ask = |slot: u32, a: u32, b: u32| {
+        let (a, b) = (bp.proxy(a).entity, bp.proxy(b).entity);
+        if !hooks.filter_pair(a.min(b), a.max(b)) {
+            rejected.0.insert(slot);
+        }
+    };
+    if bp.listed() {
+        for &id in hooked.iter() {
+            for (slot, pair) in bp.pairs_of(id) {
+                // Each pair once: by the lower proxy where both are marked.
+                let other = pair.other(id);
+                if id < other || !hooked.contains(&other) {
+                    ask(slot, pair.a, pair.b);
+                }
+            }
+        }
+    } else {
+        for (slot, pair) in bp.pair_slots().iter().enumerate() {
+            if !pair.is_free() && (hooked.contains(&pair.a) || hooked.contains(&pair.b)) {
+                ask(slot as u32, pair.a, pair.b);
+            }
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! [`RectCollisionPlugin`], [`CollisionSystems`] and [`CollisionSettings`].
+//! [`RectCollisionPlugin`] and [`CollisionSystems`].
 
 use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
@@ -7,7 +7,9 @@ use bevy::prelude::*;
 use bevy::transform::TransformSystems;
 
 use crate::broad_phase::{BroadPhase, update_broad_phase};
-use crate::collider::{Collider, ColliderDisabled, SweptCollider, Teleported};
+use crate::collider::{
+    Collider, ColliderDisabled, SweptCollider, Teleported, restore_default_layers,
+};
 use crate::diagnostics::CollisionDiagnostics;
 use crate::entity_set::SpareEntitySets;
 use crate::events::{
@@ -15,11 +17,11 @@ use crate::events::{
     end_contacts_of_removed_collider, queue_disabled_collider, queue_enabled_collider,
     report_collision_changes,
 };
-use crate::geometry::OverlapMode;
-use crate::hooks::{ActiveHooks, CollisionHooks, RejectedPairs, filter_pairs};
-use crate::layers::{CollisionLayers, restore_default_layers};
-use crate::narrow_phase::{Contacts, find_contacts};
+use crate::hooks::{ActiveHooks, CollisionHooks};
+use crate::layers::CollisionLayers;
+use crate::narrow_phase::{Contacts, RejectedPairs, filter_pairs, find_contacts};
 use crate::prepare::update_world_shapes;
+use crate::settings::CollisionSettings;
 
 /// Collision detection for every entity with a [`Collider`].
 ///
@@ -158,7 +160,7 @@ pub enum CollisionSystems {
     /// Rebuilds each changed collider's [`ColliderWorldShape`](crate::ColliderWorldShape) from its
     /// `GlobalTransform`; in `PostUpdate`, after `TransformSystems::Propagate`.
     Prepare,
-    /// Brings the [`BroadPhase`]'s proxies up to date with the changed colliders and finds the pairs
+    /// Brings the broad phase's proxies up to date with the changed colliders and finds the pairs
     /// whose fat AABBs overlap.
     BroadPhase,
     /// Tests exactly the pairs of colliders that changed and keeps the touching ones in [`Contacts`].
@@ -166,35 +168,6 @@ pub enum CollisionSystems {
     /// Sends [`CollisionStarted`] and [`CollisionEnded`], triggers them on both entities, and updates
     /// [`CollidingEntities`](crate::CollidingEntities).
     Events,
-}
-
-/// Settings of the collision pipeline. Insert it before adding the plugin to start with other values.
-#[derive(Resource, Clone, Copy, Debug, PartialEq, Reflect)]
-#[reflect(Resource)]
-pub struct CollisionSettings {
-    /// Whether touching counts ([`OverlapMode::Closed`]) or only an overlap of positive area
-    /// ([`OverlapMode::InteriorOnly`]). Defaults to [`OverlapMode::Closed`].
-    #[reflect(ignore)]
-    pub overlap_mode: OverlapMode,
-    /// Whether the pipeline runs. While it is off nothing is updated and no event is sent; pairs that
-    /// stopped touching meanwhile end on the first update after. Defaults to `true`.
-    pub enabled: bool,
-}
-
-impl Default for CollisionSettings {
-    fn default() -> Self {
-        Self {
-            overlap_mode: OverlapMode::Closed,
-            enabled: true,
-        }
-    }
-}
-
-impl CollisionSettings {
-    /// Run condition: whether the collision pipeline is enabled.
-    pub fn is_enabled(settings: Res<CollisionSettings>) -> bool {
-        settings.enabled
-    }
 }
 
 #[cfg(test)]

@@ -8,14 +8,14 @@ use bevy::prelude::*;
 use core::cmp::Ordering;
 
 use crate::broad_phase::{BroadPhase, Proxy, segment_in};
-use crate::collider::{ActiveCollider, Collider};
+use crate::collider::{ActiveColliderFilter, Collider};
 use crate::geometry::{
     Contact, OverlapMode, Pose2d, RayHit, ShapeHit, WorldRect, WorldShape,
     intersection_test_rect_rect, ray_cast, shape_cast,
 };
 use crate::hooks::{ActiveHooks, CollisionHooks};
 use crate::layers::CollisionLayers;
-use crate::plugin::CollisionSettings;
+use crate::settings::CollisionSettings;
 
 /// Spatial queries over the colliders, answered from the broad phase's levels of grids: each visits
 /// only the colliders near the point, box, shape, ray or cast.
@@ -46,7 +46,7 @@ use crate::plugin::CollisionSettings;
 #[derive(SystemParam)]
 pub struct SpatialQuery<'w, 's, H: CollisionHooks + 'static = ()> {
     broad_phase: Res<'w, BroadPhase>,
-    colliders: Query<'w, 's, (), ActiveCollider>,
+    colliders: Query<'w, 's, (), ActiveColliderFilter>,
     settings: Res<'w, CollisionSettings>,
     hooked: Query<'w, 's, (), With<ActiveHooks>>,
     hooks: StaticSystemParam<'w, 's, H>,
@@ -210,8 +210,9 @@ where
         })
     }
 
-    /// The first collider (the lowest entity) overlapping `collider` placed at `pose`, if any.
-    pub fn first_shape_intersection(
+    /// The lowest entity among the colliders overlapping `collider` placed at `pose`, if any: the
+    /// first of [`shape_intersections`](Self::shape_intersections), found without collecting them.
+    pub fn lowest_shape_intersection(
         &self,
         collider: &Collider,
         pose: &Pose2d,

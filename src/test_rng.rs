@@ -1,22 +1,25 @@
-//! A small seeded generator for the unit tests' random samples.
+//! The tests' one seeded generator: the unit tests use it as `crate::test_rng`, and the integration
+//! tests and the benchmarks include this file as a module of their own.
 
-/// A xorshift generator from `seed` (not zero): each call gives the next 64 bits. Not for anything
-/// but tests: fast, reproducible, and good enough to scatter samples.
-pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+/// A xorshift generator from `seed` (not zero): each call gives the next 64 bits.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
     let mut rng = TestRng::new(seed);
     move || rng.next()
 }
 
-/// The generator behind [`xorshift`], with the draws the unit tests ask for.
-pub(crate) struct TestRng(u64);
+/// A seeded xorshift generator, for tests and benchmarks only: fast, the same samples on every run and
+/// machine, and good enough to scatter them.
+#[derive(Clone, Debug)]
+pub struct TestRng(u64);
 
 impl TestRng {
-    /// A generator from `seed` (not zero).
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed)
+    /// A generator from `seed`; zero, which xorshift would never leave, counts as one.
+    pub fn new(seed: u64) -> Self {
+        Self(seed.max(1))
     }
 
-    fn next(&mut self) -> u64 {
+    /// The next 64 bits.
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -24,12 +27,17 @@ impl TestRng {
     }
 
     /// A uniform index below `n`.
-    pub(crate) fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 
+    /// A uniform float in `[0, 1)`.
+    pub fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
     /// A uniform float in `[low, high)`.
-    pub(crate) fn range(&mut self, low: f32, high: f32) -> f32 {
-        low + (high - low) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
+    pub fn range(&mut self, low: f32, high: f32) -> f32 {
+        low + (high - low) * self.unit()
     }
 }

@@ -11,7 +11,7 @@ use bevy::prelude::*;
 use bevy::time::{TimePlugin, TimeUpdateStrategy};
 use bevy_rect_collision::geometry::{OverlapMode, WorldShape, shape_cast};
 use bevy_rect_collision::prelude::*;
-use common::Rng;
+use common::{Rng, spawn_at};
 
 const STEP: f32 = 1.0 / 60.0;
 const SKIN: f32 = 0.01;
@@ -220,7 +220,7 @@ fn over_ten_thousand_frames_of_random_input_the_player_never_ends_a_frame_inside
         let mut app = app();
         level(&mut app);
         let player = spawn_player(&mut app, Vec2::new(2.0, 1.0), body);
-        let mut rng = Rng(0x5eed + k as u64);
+        let mut rng = Rng::new(0x5eed + k as u64);
         let (mut grounded_frames, mut highest) = (0, 0.0f32);
         for frame in 0..10_000 {
             if frame % 20 == 0 {
@@ -387,10 +387,7 @@ fn a_player_half_a_unit_inside_a_wall_is_pushed_out_on_the_first_call() {
     ] {
         let mut app = app();
         let block = wall(&mut app, Vec2::new(1.0, 3.0), 0.0, Collider::rect(2.0, 4.0));
-        let player = app
-            .world_mut()
-            .spawn((Transform::from_translation(at.extend(0.0)), body))
-            .id();
+        let player = spawn_at(&mut app, Transform::from_translation(at.extend(0.0)), body);
         app.update();
         let moved = app
             .world_mut()
@@ -580,14 +577,16 @@ fn hooks_are_asked_each_update_about_marked_pairs_only_and_a_turned_down_pair_en
 #[test]
 fn cast_collider_skips_itself_and_asks_the_hooks() {
     let mut app = recording_app();
-    let mover = app
-        .world_mut()
-        .spawn((Transform::default(), Collider::rect(1.0, 1.0), ActiveHooks))
-        .id();
-    let target = app
-        .world_mut()
-        .spawn((Transform::from_xyz(5.0, 0.0, 0.0), Collider::rect(1.0, 1.0)))
-        .id();
+    let mover = spawn_at(
+        &mut app,
+        Transform::default(),
+        (Collider::rect(1.0, 1.0), ActiveHooks),
+    );
+    let target = spawn_at(
+        &mut app,
+        Transform::from_xyz(5.0, 0.0, 0.0),
+        Collider::rect(1.0, 1.0),
+    );
     app.update();
     let cast = move |query: SpatialQuery<Recording>| query.cast_collider(mover, Dir2::X, 10.0);
     let (hit, at) = app.world_mut().run_system_once(cast).unwrap().unwrap();
@@ -619,7 +618,7 @@ fn random_wall(rng: &mut Rng) -> (Vec2, f32, Collider) {
 #[test]
 fn in_random_worlds_move_and_slide_never_ends_inside_and_moves_freely_where_nothing_is_in_the_way()
 {
-    let mut rng = Rng(77);
+    let mut rng = Rng::new(77);
     let (mut free, mut blocked) = (0, 0);
     for world in 0..60 {
         let mut app = app();
@@ -705,14 +704,11 @@ fn move_and_slide_takes_bad_input_and_other_layers_without_panicking() {
     app.world_mut()
         .entity_mut(block)
         .insert(CollisionLayers::new(2, 2));
-    let player = app
-        .world_mut()
-        .spawn((
-            Transform::default(),
-            Collider::rect(1.0, 1.0),
-            CollisionLayers::new(1, 1),
-        ))
-        .id();
+    let player = spawn_at(
+        &mut app,
+        Transform::default(),
+        (Collider::rect(1.0, 1.0), CollisionLayers::new(1, 1)),
+    );
     let nothing = app.world_mut().spawn(Transform::default()).id();
     app.update();
     let call = |app: &mut App, entity: Entity, motion: Vec2, config: MoveAndSlideConfig| {
@@ -784,13 +780,11 @@ fn a_player_sliding_past_a_convex_corner_does_not_stick_to_it() {
         } else {
             (Vec2::new(4.6 - SKIN, 0.5), Vec2::new(0.05, 0.05))
         };
-        let player = app
-            .world_mut()
-            .spawn((
-                Transform::from_translation(start.extend(0.0)),
-                Collider::rect(0.8, 0.8),
-            ))
-            .id();
+        let player = spawn_at(
+            &mut app,
+            Transform::from_translation(start.extend(0.0)),
+            Collider::rect(0.8, 0.8),
+        );
         app.update();
         let path = slide_for(&mut app, player, motion, 80);
         let shape = world_shape(&app, player);
@@ -845,7 +839,7 @@ fn under_random_motion_and_rules_the_hooked_pairs_agree_with_brute_force_and_eve
         modulus: 3,
         flip: false,
     });
-    let mut rng = Rng(0xb00c5);
+    let mut rng = Rng::new(0xb00c5);
     let colliders: Vec<Entity> = (0..300)
         .map(|_| {
             let (center, angle, collider) = random_wall(&mut rng);

@@ -314,14 +314,8 @@ fn a_collider_despawned_between_the_narrow_phase_and_the_events_never_starts() {
             .after(CollisionSystems::NarrowPhase)
             .before(CollisionSystems::Events),
     );
-    let a = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
-        .id();
-    let b = app
-        .world_mut()
-        .spawn((at(1.5, 0.0), Collider::circle(1.0), Victim))
-        .id();
+    let a = spawn_at(&mut app, at(0.0, 0.0), Collider::circle(1.0));
+    let b = spawn_at(&mut app, at(1.5, 0.0), (Collider::circle(1.0), Victim));
     for update in 1..=3 {
         app.update();
         assert_story_holds(&mut app, &format!("update {update}"));
@@ -349,8 +343,14 @@ fn reactions_from_start_and_end_observers_on_a_crowd_keep_the_story() {
     let mut app = app();
     add_reactions(&mut app);
     record_pairs_at_narrow_phase(&mut app);
-    let mut rng = Rng(0x0b5e_77e5_0ff1_ce55);
-    let movers = spawn_movers(&mut app, Rng(0x7e57_a11e_5eed_0001), 300, 30.0, 1.0..3.0);
+    let mut rng = Rng::new(0x0b5e_77e5_0ff1_ce55);
+    let movers = spawn_movers(
+        &mut app,
+        Rng::new(0x7e57_a11e_5eed_0001),
+        300,
+        30.0,
+        1.0..3.0,
+    );
     for &entity in &movers {
         let mut entity = app.world_mut().entity_mut(entity);
         observe_own_set(&mut entity);

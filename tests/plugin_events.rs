@@ -9,14 +9,8 @@ use common::*;
 
 /// Two unit squares, one at the origin and one at `(x, 0)`, after an update; returns them.
 fn unit_squares(app: &mut App, x: f32) -> (Entity, Entity) {
-    let a = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::rect(1.0, 1.0)))
-        .id();
-    let b = app
-        .world_mut()
-        .spawn((at(x, 0.0), Collider::rect(1.0, 1.0)))
-        .id();
+    let a = spawn_at(app, at(0.0, 0.0), Collider::rect(1.0, 1.0));
+    let b = spawn_at(app, at(x, 0.0), Collider::rect(1.0, 1.0));
     app.update();
     (a, b)
 }
@@ -70,14 +64,8 @@ fn start_is_sent_once_with_normal_and_depth() {
 #[test]
 fn touching_edges_start_a_collision() {
     let mut app = app();
-    let a = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::rect(2.0, 2.0)))
-        .id();
-    let b = app
-        .world_mut()
-        .spawn((at(2.0, 0.0), Collider::circle(1.0)))
-        .id();
+    let a = spawn_at(&mut app, at(0.0, 0.0), Collider::rect(2.0, 2.0));
+    let b = spawn_at(&mut app, at(2.0, 0.0), Collider::circle(1.0));
     app.update();
     assert!(
         touching(&mut app, a).contains(&b),
@@ -127,15 +115,13 @@ fn despawn_during_contact_ends_the_collision() {
 #[test]
 fn despawning_a_parent_ends_its_children_collisions() {
     let mut app = app();
-    let wall = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::rect(10.0, 1.0)))
-        .id();
+    let wall = spawn_at(&mut app, at(0.0, 0.0), Collider::rect(10.0, 1.0));
     let parent = app.world_mut().spawn(at(0.0, 0.0)).id();
-    let child = app
-        .world_mut()
-        .spawn((at(0.0, 0.5), Collider::circle(0.5), ChildOf(parent)))
-        .id();
+    let child = spawn_at(
+        &mut app,
+        at(0.0, 0.5),
+        (Collider::circle(0.5), ChildOf(parent)),
+    );
     app.update();
     assert!(
         touching(&mut app, wall).contains(&child),
@@ -236,14 +222,8 @@ fn observers_see_both_sides_with_collider1_the_observed_entity() {
     struct Seen(Vec<(Entity, Entity, Entity, Vec2)>);
     let mut app = app();
     app.init_resource::<Seen>();
-    let a = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::rect(1.0, 1.0)))
-        .id();
-    let b = app
-        .world_mut()
-        .spawn((at(0.75, 0.0), Collider::rect(1.0, 1.0)))
-        .id();
+    let a = spawn_at(&mut app, at(0.0, 0.0), Collider::rect(1.0, 1.0));
+    let b = spawn_at(&mut app, at(0.75, 0.0), Collider::rect(1.0, 1.0));
     for entity in [a, b] {
         app.world_mut().entity_mut(entity).observe(
             |hit: On<CollisionStarted>, mut seen: ResMut<Seen>| {
@@ -272,10 +252,7 @@ fn observers_see_both_sides_with_collider1_the_observed_entity() {
 #[test]
 fn despawning_inside_an_observer_still_ends_the_pair() {
     let mut app = app();
-    let player = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
-        .id();
+    let player = spawn_at(&mut app, at(0.0, 0.0), Collider::circle(1.0));
     let coin = app
         .world_mut()
         .spawn((at(1.5, 0.0), Collider::circle(1.0)))
@@ -303,22 +280,14 @@ fn despawning_inside_an_observer_still_ends_the_pair() {
 #[test]
 fn all_three_shapes_collide_with_each_other() {
     let mut app = app();
-    let rect = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::rect(2.0, 2.0)))
-        .id();
-    let rotated = app
-        .world_mut()
-        .spawn((
-            at(1.9, 0.0).with_rotation(Quat::from_rotation_z(0.7)),
-            Collider::rotated_rect(3.0, 2.0),
-        ))
-        .id();
+    let rect = spawn_at(&mut app, at(0.0, 0.0), Collider::rect(2.0, 2.0));
+    let rotated = spawn_at(
+        &mut app,
+        at(1.9, 0.0).with_rotation(Quat::from_rotation_z(0.7)),
+        Collider::rotated_rect(3.0, 2.0),
+    );
     // 0.36 from the rect's corner (1, 1), and 0.30 from the rotated rect in its own frame.
-    let circle = app
-        .world_mut()
-        .spawn((at(1.3, 1.2), Collider::circle(0.5)))
-        .id();
+    let circle = spawn_at(&mut app, at(1.3, 1.2), Collider::circle(0.5));
     app.update();
     assert_eq!(touching(&mut app, rect).len(), 2, "the rect touches both");
     assert!(
@@ -344,16 +313,10 @@ fn interior_only_mode_ignores_touching() {
         TransformPlugin,
         RectCollisionPlugin::default(),
     ));
-    let a = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::rect(2.0, 2.0)))
-        .id();
+    let a = spawn_at(&mut app, at(0.0, 0.0), Collider::rect(2.0, 2.0));
     app.world_mut()
         .spawn((at(2.0, 0.0), Collider::rect(2.0, 2.0)));
-    let c = app
-        .world_mut()
-        .spawn((at(-1.9, 0.0), Collider::rect(2.0, 2.0)))
-        .id();
+    let c = spawn_at(&mut app, at(-1.9, 0.0), Collider::rect(2.0, 2.0));
     app.update();
     assert_eq!(
         touching(&mut app, a).len(),
@@ -371,14 +334,8 @@ fn a_fixed_schedule_can_run_the_pipeline() {
         TransformPlugin,
         RectCollisionPlugin::new(Update),
     ));
-    let a = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
-        .id();
-    let b = app
-        .world_mut()
-        .spawn((at(1.0, 0.0), Collider::circle(1.0)))
-        .id();
+    let a = spawn_at(&mut app, at(0.0, 0.0), Collider::circle(1.0));
+    let b = spawn_at(&mut app, at(1.0, 0.0), Collider::circle(1.0));
     // The first update propagates transforms after the pipeline ran in Update; the second sees them.
     app.update();
     app.update();
@@ -471,16 +428,14 @@ fn crowds_taking_turns_at_two_walls_keep_colliding_entities_exact() {
     // frames and the upper one on odd frames: each wall's set overflows and empties in turn, handing
     // its overflow to the other. Half the crowd stays one frame longer, so that a set empties partly.
     let mut app = app();
-    let walls = [-10.0, 10.0].map(|y| {
-        app.world_mut()
-            .spawn((at(0.0, y), Collider::rect(40.0, 1.0)))
-            .id()
-    });
+    let walls = [-10.0, 10.0].map(|y| spawn_at(&mut app, at(0.0, y), Collider::rect(40.0, 1.0)));
     let crowd: Vec<Entity> = (0..12)
         .map(|k| {
-            app.world_mut()
-                .spawn((at(k as f32 * 3.0 - 18.0, -9.0), Collider::rect(1.0, 1.0)))
-                .id()
+            spawn_at(
+                &mut app,
+                at(k as f32 * 3.0 - 18.0, -9.0),
+                Collider::rect(1.0, 1.0),
+            )
         })
         .collect();
     for frame in 0..13 {
@@ -562,7 +517,7 @@ fn hundreds_of_changes_an_update_over_several_tables_keep_colliding_entities_exa
         PostUpdate,
         record_changed_sets.after(CollisionSystems::Events),
     );
-    let mut rng = Rng(0x5e7c_4a11);
+    let mut rng = Rng::new(0x5e7c_4a11);
     let parent = app.world_mut().spawn(at(0.5, -0.5)).id();
     let colliders: Vec<Entity> = (0..300)
         .map(|k| {

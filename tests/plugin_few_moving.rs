@@ -5,7 +5,6 @@
 mod common;
 
 use bevy::prelude::*;
-use bevy_rect_collision::BroadPhase;
 use bevy_rect_collision::geometry::OverlapMode;
 use bevy_rect_collision::prelude::*;
 use common::*;
@@ -46,7 +45,7 @@ fn spawn_still(app: &mut App, rng: &mut Rng, count: usize, side: f32) -> Vec<Ent
 fn few_movers_among_still_colliders_match_brute_force_every_frame() {
     let mut app = app();
     app.add_systems(Update, move_movers);
-    let mut rng = Rng(0x5717_1a11);
+    let mut rng = Rng::new(0x5717_1a11);
     let still = spawn_still(&mut app, &mut rng, 900, 60.0);
     let movers: Vec<Entity> = spawn_still(&mut app, &mut rng, 30, 60.0)
         .into_iter()
@@ -56,7 +55,10 @@ fn few_movers_among_still_colliders_match_brute_force_every_frame() {
         })
         .collect();
     app.update();
-    let candidates = app.world().resource::<BroadPhase>().candidate_count();
+    let candidates = app
+        .world()
+        .resource::<CollisionDiagnostics>()
+        .candidate_pairs;
     let mut most_tested = 0;
     for frame in 1..160 {
         let world = app.world_mut();
@@ -112,14 +114,8 @@ fn few_movers_among_still_colliders_match_brute_force_every_frame() {
 #[test]
 fn overlap_mode_change_applies_without_any_motion() {
     let mut app = app();
-    let a = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::rect(2.0, 2.0)))
-        .id();
-    let b = app
-        .world_mut()
-        .spawn((at(2.0, 0.0), Collider::rect(2.0, 2.0)))
-        .id();
+    let a = spawn_at(&mut app, at(0.0, 0.0), Collider::rect(2.0, 2.0));
+    let b = spawn_at(&mut app, at(2.0, 0.0), Collider::rect(2.0, 2.0));
     app.update();
     assert!(
         touching(&mut app, a).contains(&b),
@@ -148,14 +144,18 @@ fn overlap_mode_change_applies_without_any_motion() {
 #[test]
 fn a_disabled_collider_moving_among_resting_ones_changes_nothing() {
     let mut app = app();
-    let mut rng = Rng(0xd15a_b1ed);
+    let mut rng = Rng::new(0xd15a_b1ed);
     spawn_still(&mut app, &mut rng, 300, 30.0);
-    let parked = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::rect(3.0, 3.0), ColliderDisabled))
-        .id();
+    let parked = spawn_at(
+        &mut app,
+        at(0.0, 0.0),
+        (Collider::rect(3.0, 3.0), ColliderDisabled),
+    );
     app.update();
-    let built = app.world().resource::<BroadPhase>().candidate_count();
+    let built = app
+        .world()
+        .resource::<CollisionDiagnostics>()
+        .candidate_pairs;
     assert!(
         built > 50,
         "the resting colliders touch: {built} candidates"
@@ -170,7 +170,9 @@ fn a_disabled_collider_moving_among_resting_ones_changes_nothing() {
         // An update with nothing to do keeps the last one's pairs; one that looks for the pairs of
         // moved colliders would hand over none here.
         assert_eq!(
-            app.world().resource::<BroadPhase>().candidate_count(),
+            app.world()
+                .resource::<CollisionDiagnostics>()
+                .candidate_pairs,
             built,
             "frame {frame}: the disabled collider's moves are no change to the pipeline"
         );
@@ -183,7 +185,7 @@ fn a_disabled_collider_moving_among_resting_ones_changes_nothing() {
 fn drifting_world(seed: u64) -> (App, Vec<Entity>) {
     let mut app = app();
     app.add_systems(Update, move_movers);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let colliders = spawn_still(&mut app, &mut rng, 400, 41.0);
     for &collider in &colliders {
         let velocity = Velocity(Vec2::new(rng.range(-0.03, 0.03), rng.range(-0.03, 0.03)));
@@ -291,14 +293,11 @@ fn a_collider_despawned_between_the_stages_takes_no_part_in_later_updates() {
             app.world_mut().spawn((at, Collider::rect(2.0, 2.0))).id()
         })
         .collect();
-    let mover = app
-        .world_mut()
-        .spawn((
-            Transform::from_xyz(-4.0, 0.0, 0.0),
-            Collider::rect(2.0, 2.0),
-            Velocity(Vec2::new(0.5, 0.0)),
-        ))
-        .id();
+    let mover = spawn_at(
+        &mut app,
+        Transform::from_xyz(-4.0, 0.0, 0.0),
+        (Collider::rect(2.0, 2.0), Velocity(Vec2::new(0.5, 0.0))),
+    );
     let gone = still[2];
     app.insert_resource(DespawnBetweenStages(gone, 3))
         .add_systems(

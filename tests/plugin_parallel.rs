@@ -8,6 +8,7 @@ mod common;
 
 use bevy::prelude::*;
 use bevy::tasks::ComputeTaskPool;
+use bevy_rect_collision::collider::pose_from_global_transform;
 use bevy_rect_collision::prelude::*;
 use common::*;
 
@@ -23,7 +24,7 @@ fn parallel_pipeline_matches_brute_force_every_frame() {
     let mut app = app_with_compute_threads(4);
     app.add_systems(Update, move_all);
     // Dense enough for more pairs than the narrow phase's parallel threshold (4,096).
-    let colliders = spawn_movers(&mut app, Rng(0x9a7a_11e1), 3000, 80.0, 0.6..2.6);
+    let colliders = spawn_movers(&mut app, Rng::new(0x9a7a_11e1), 3000, 80.0, 0.6..2.6);
     app.update();
     assert_eq!(
         ComputeTaskPool::get().thread_num(),
@@ -68,7 +69,7 @@ fn parallel_build_of_a_large_world_matches_a_sweep_every_frame() {
     app.add_systems(Update, move_all);
     let count = 40_000;
     let side = 2.5 * (count as f32).sqrt();
-    spawn_movers(&mut app, Rng(0x51de_5eed), count, side, 1.0..3.0);
+    spawn_movers(&mut app, Rng::new(0x51de_5eed), count, side, 1.0..3.0);
     for frame in 0..3 {
         app.update();
         let colliders = app.world().resource::<CollisionDiagnostics>().colliders;
@@ -98,7 +99,7 @@ fn parallel_drift_of_a_large_world_matches_a_sweep_every_frame() {
     app.add_systems(Update, drift_all);
     let count = 40_000;
     let side = 2.5 * (count as f32).sqrt();
-    let colliders = spawn_movers(&mut app, Rng(0xd21f_7ed5), count, side, 1.0..3.0);
+    let colliders = spawn_movers(&mut app, Rng::new(0xd21f_7ed5), count, side, 1.0..3.0);
     app.update();
     for frame in 1..8 {
         if frame == 3 {
@@ -143,7 +144,7 @@ fn few_movers_over_a_parallel_prepare_stage_match_brute_force() {
     app.init_resource::<Movers>()
         .add_systems(Update, move_listed);
     let count = 3000;
-    let colliders = spawn_movers(&mut app, Rng(0x0f3e_70e5), count, 80.0, 0.6..2.6);
+    let colliders = spawn_movers(&mut app, Rng::new(0x0f3e_70e5), count, 80.0, 0.6..2.6);
     // One collider in twenty moves, then one in seven.
     let start_moving = |app: &mut App, every: usize, from: usize| {
         let mut movers = app.world_mut().resource_mut::<Movers>();
@@ -166,10 +167,10 @@ fn few_movers_over_a_parallel_prepare_stage_match_brute_force() {
 fn mixed_scales_over_a_parallel_prepare_stage_give_the_shapes_of_the_transforms() {
     let mut app = app_with_compute_threads(4);
     app.add_systems(Update, move_all);
-    let colliders = spawn_movers(&mut app, Rng(0x5ca1_ed00), 3000, 80.0, 0.6..2.6);
+    let colliders = spawn_movers(&mut app, Rng::new(0x5ca1_ed00), 3000, 80.0, 0.6..2.6);
     // Half the colliders, drawn at random, scaled a little: the table holds scaled and unscaled
     // transforms in no order, so that every task builds its shapes without the branch on the scale.
-    let mut rng = Rng(0x0dd5);
+    let mut rng = Rng::new(0x0dd5);
     for &entity in &colliders {
         if rng.range(0.0, 1.0) < 0.5 {
             let scale = rng.range(0.8, 1.25);
@@ -187,7 +188,7 @@ fn mixed_scales_over_a_parallel_prepare_stage_give_the_shapes_of_the_transforms(
             let transform = world.get::<GlobalTransform>(entity).unwrap();
             assert_eq!(
                 world.get::<ColliderWorldShape>(entity).unwrap().0,
-                collider.world_shape_from_transform(transform),
+                collider.world_shape(&pose_from_global_transform(transform)),
                 "frame {frame}: {entity}"
             );
         }

@@ -26,22 +26,13 @@ fn child_of_a_rotated_scaled_parent_collides_where_drawn() {
                 .with_scale(Vec3::splat(2.0)),
         )
         .id();
-    let child = app
-        .world_mut()
-        .spawn((
-            at(3.0, 0.0),
-            Collider::rotated_rect(1.0, 1.0),
-            ChildOf(parent),
-        ))
-        .id();
-    let probe_hit = app
-        .world_mut()
-        .spawn((at(0.0, 7.4), Collider::circle(0.5)))
-        .id();
-    let probe_miss = app
-        .world_mut()
-        .spawn((at(3.0, 0.0), Collider::circle(0.5)))
-        .id();
+    let child = spawn_at(
+        &mut app,
+        at(3.0, 0.0),
+        (Collider::rotated_rect(1.0, 1.0), ChildOf(parent)),
+    );
+    let probe_hit = spawn_at(&mut app, at(0.0, 7.4), Collider::circle(0.5));
+    let probe_miss = spawn_at(&mut app, at(3.0, 0.0), Collider::circle(0.5));
     app.update();
     let WorldShape::RotatedRect(rect) = world_shape(&app, child) else {
         panic!("a rotated rect");
@@ -145,10 +136,7 @@ fn offset_turns_about_the_entity_origin() {
             Collider::rotated_rect(6.0, 4.5).with_offset(Vec2::new(3.0, 0.0)),
         ))
         .id();
-    let q = app
-        .world_mut()
-        .spawn((at(2.5, 0.25), Collider::rect(1.0, 0.5)))
-        .id();
+    let q = spawn_at(&mut app, at(2.5, 0.25), Collider::rect(1.0, 0.5));
     app.update();
     assert!(
         touching(&mut app, p).contains(&q),
@@ -165,13 +153,11 @@ fn offset_turns_about_the_entity_origin() {
 #[test]
 fn negative_scale_mirrors_the_offset() {
     let mut app = app();
-    let mirrored = app
-        .world_mut()
-        .spawn((
-            at(0.0, 0.0).with_scale(Vec3::new(-1.0, 1.0, 1.0)),
-            Collider::circle(1.0).with_offset(Vec2::new(5.0, 0.0)),
-        ))
-        .id();
+    let mirrored = spawn_at(
+        &mut app,
+        at(0.0, 0.0).with_scale(Vec3::new(-1.0, 1.0, 1.0)),
+        Collider::circle(1.0).with_offset(Vec2::new(5.0, 0.0)),
+    );
     app.update();
     assert!(
         (world_shape(&app, mirrored).center() - Vec2::new(-5.0, 0.0)).length() < 1e-6,
@@ -182,13 +168,11 @@ fn negative_scale_mirrors_the_offset() {
 #[test]
 fn circle_under_non_uniform_scale_takes_the_larger_axis() {
     let mut app = app();
-    let circle = app
-        .world_mut()
-        .spawn((
-            at(0.0, 0.0).with_scale(Vec3::new(1.0, 3.0, 1.0)),
-            Collider::circle(1.0),
-        ))
-        .id();
+    let circle = spawn_at(
+        &mut app,
+        at(0.0, 0.0).with_scale(Vec3::new(1.0, 3.0, 1.0)),
+        Collider::circle(1.0),
+    );
     app.update();
     let WorldShape::Circle(c) = world_shape(&app, circle) else {
         panic!("a circle")
@@ -199,29 +183,15 @@ fn circle_under_non_uniform_scale_takes_the_larger_axis() {
 #[test]
 fn invalid_transforms_are_skipped_and_the_rest_keeps_colliding() {
     let mut app = app();
-    let a = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
-        .id();
-    let b = app
-        .world_mut()
-        .spawn((at(1.0, 0.0), Collider::circle(1.0)))
-        .id();
-    let nan = app
-        .world_mut()
-        .spawn((at(f32::NAN, 0.0), Collider::circle(1.0)))
-        .id();
-    let flat = app
-        .world_mut()
-        .spawn((
-            at(0.5, 0.0).with_scale(Vec3::new(0.0, 1.0, 1.0)),
-            Collider::rect(1.0, 1.0),
-        ))
-        .id();
-    let bad_size = app
-        .world_mut()
-        .spawn((at(0.5, 0.0), Collider::rect(f32::INFINITY, 1.0)))
-        .id();
+    let a = spawn_at(&mut app, at(0.0, 0.0), Collider::circle(1.0));
+    let b = spawn_at(&mut app, at(1.0, 0.0), Collider::circle(1.0));
+    let nan = spawn_at(&mut app, at(f32::NAN, 0.0), Collider::circle(1.0));
+    let flat = spawn_at(
+        &mut app,
+        at(0.5, 0.0).with_scale(Vec3::new(0.0, 1.0, 1.0)),
+        Collider::rect(1.0, 1.0),
+    );
+    let bad_size = spawn_at(&mut app, at(0.5, 0.0), Collider::rect(f32::INFINITY, 1.0));
     // A negative size is bad input too, for every kind: skipped, not taken as its absolute value.
     let negative: Vec<Entity> = [
         Collider::rect(-1.0, 1.0),
@@ -229,7 +199,7 @@ fn invalid_transforms_are_skipped_and_the_rest_keeps_colliding() {
         Collider::circle(-1.0),
     ]
     .into_iter()
-    .map(|collider| app.world_mut().spawn((at(0.5, 0.0), collider)).id())
+    .map(|collider| spawn_at(&mut app, at(0.5, 0.0), collider))
     .collect();
     app.update();
     assert!(
@@ -288,10 +258,7 @@ fn a_system_after_a_stage_sees_the_invalid_marker_of_the_same_update() {
         PostUpdate,
         record_invalid_marker.after(CollisionSystems::BroadPhase),
     );
-    let collider = app
-        .world_mut()
-        .spawn((at(f32::NAN, 0.0), Collider::circle(1.0)))
-        .id();
+    let collider = spawn_at(&mut app, at(f32::NAN, 0.0), Collider::circle(1.0));
     app.update();
     assert_eq!(app.world().resource::<MarkedInvalid>().0, Some(true));
     app.world_mut()
@@ -310,14 +277,8 @@ fn a_system_after_a_stage_sees_the_invalid_marker_of_the_same_update() {
 #[test]
 fn going_invalid_during_contact_ends_it() {
     let mut app = app();
-    let a = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
-        .id();
-    let b = app
-        .world_mut()
-        .spawn((at(1.0, 0.0), Collider::circle(1.0)))
-        .id();
+    let a = spawn_at(&mut app, at(0.0, 0.0), Collider::circle(1.0));
+    let b = spawn_at(&mut app, at(1.0, 0.0), Collider::circle(1.0));
     app.update();
     app.world_mut().get_mut::<Transform>(b).unwrap().scale = Vec3::ZERO;
     app.update();
@@ -332,35 +293,20 @@ fn going_invalid_during_contact_ends_it() {
 #[test]
 fn huge_coordinates_and_tiny_shapes_neither_panic_nor_poison_others() {
     let mut app = app();
-    let a = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::circle(1.0)))
-        .id();
-    let b = app
-        .world_mut()
-        .spawn((at(1.5, 0.0), Collider::rotated_rect(1.0, 1.0)))
-        .id();
+    let a = spawn_at(&mut app, at(0.0, 0.0), Collider::circle(1.0));
+    let b = spawn_at(&mut app, at(1.5, 0.0), Collider::rotated_rect(1.0, 1.0));
     let far = [
-        app.world_mut()
-            .spawn((at(1e30, -1e30), Collider::rotated_rect(1.0, 1.0)))
-            .id(),
-        app.world_mut()
-            .spawn((at(1e30, -1e30), Collider::circle(1.0)))
-            .id(),
-        app.world_mut()
-            .spawn((at(-3e38, 3e38), Collider::rect(1e30, 1e30)))
-            .id(),
+        spawn_at(&mut app, at(1e30, -1e30), Collider::rotated_rect(1.0, 1.0)),
+        spawn_at(&mut app, at(1e30, -1e30), Collider::circle(1.0)),
+        spawn_at(&mut app, at(-3e38, 3e38), Collider::rect(1e30, 1e30)),
     ];
     let tiny = [
-        app.world_mut()
-            .spawn((at(0.5, 0.0), Collider::circle(1e-30)))
-            .id(),
-        app.world_mut()
-            .spawn((
-                at(0.5, 0.0).with_scale(Vec3::splat(1e-30)),
-                Collider::rotated_rect(1.0, 1.0),
-            ))
-            .id(),
+        spawn_at(&mut app, at(0.5, 0.0), Collider::circle(1e-30)),
+        spawn_at(
+            &mut app,
+            at(0.5, 0.0).with_scale(Vec3::splat(1e-30)),
+            Collider::rotated_rect(1.0, 1.0),
+        ),
     ];
     for _ in 0..3 {
         app.update();
@@ -392,17 +338,12 @@ fn pairs_touching_by_the_exact_test_survive_box_rounding() {
     // last place below 1, so its box ends just short of the square's; the exact test, with its own
     // rounding, finds the edges touching. The pair must touch: the box test may not veto it.
     let mut app = app();
-    let long = app
-        .world_mut()
-        .spawn((
-            Transform::from_xyz(-1.125, -0.0625, 0.0).with_rotation(Quat::from_rotation_z(0.3)),
-            Collider::rect(0.25 + 255.0 / 32.0, 0.25),
-        ))
-        .id();
-    let square = app
-        .world_mut()
-        .spawn((at(-0.0625, 0.1875), Collider::rect(0.25, 0.25)))
-        .id();
+    let long = spawn_at(
+        &mut app,
+        Transform::from_xyz(-1.125, -0.0625, 0.0).with_rotation(Quat::from_rotation_z(0.3)),
+        Collider::rect(0.25 + 255.0 / 32.0, 0.25),
+    );
+    let square = spawn_at(&mut app, at(-0.0625, 0.1875), Collider::rect(0.25, 0.25));
     app.update();
     let (a, b) = (world_shape(&app, long), world_shape(&app, square));
     assert!(
@@ -436,14 +377,8 @@ fn world_shapes_are_marked_changed_only_when_they_change() {
     let mut app = app();
     app.init_resource::<ShapesChanged>()
         .add_systems(Last, count_changed_shapes);
-    let rect = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::rotated_rect(2.0, 1.0)))
-        .id();
-    let circle = app
-        .world_mut()
-        .spawn((at(1.0, 0.0), Collider::circle(1.0)))
-        .id();
+    let rect = spawn_at(&mut app, at(0.0, 0.0), Collider::rotated_rect(2.0, 1.0));
+    let circle = spawn_at(&mut app, at(1.0, 0.0), Collider::circle(1.0));
     app.update();
     assert_eq!(app.world().resource::<ShapesChanged>().0, 2, "both new");
     let step = |app: &mut App, edit: &dyn Fn(&mut Transform)| {

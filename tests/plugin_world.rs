@@ -14,7 +14,7 @@ struct Velocity(Vec2);
 /// `count` colliders of all three kinds at random in a square of side `side`, some under parents, a
 /// few on other layers, moving with random velocities.
 fn spawn_crowd(app: &mut App, count: usize, side: f32, seed: u64) -> Vec<Entity> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let parent = app
         .world_mut()
         .spawn(Transform::from_xyz(3.0, -2.0, 0.0).with_rotation(Quat::from_rotation_z(0.3)))
@@ -154,22 +154,13 @@ fn same_world_twice_gives_the_same_event_stream() {
 #[test]
 fn spatial_queries_find_points_shapes_and_ray_hits() {
     let mut app = app();
-    let wall = app
-        .world_mut()
-        .spawn((at(10.0, 0.0), Collider::rect(2.0, 10.0)))
-        .id();
-    let ball = app
-        .world_mut()
-        .spawn((at(5.0, 0.0), Collider::circle(1.0)))
-        .id();
-    let ghost = app
-        .world_mut()
-        .spawn((
-            at(5.0, 0.0),
-            Collider::circle(1.0),
-            CollisionLayers::new(0b100, 0b100),
-        ))
-        .id();
+    let wall = spawn_at(&mut app, at(10.0, 0.0), Collider::rect(2.0, 10.0));
+    let ball = spawn_at(&mut app, at(5.0, 0.0), Collider::circle(1.0));
+    let ghost = spawn_at(
+        &mut app,
+        at(5.0, 0.0),
+        (Collider::circle(1.0), CollisionLayers::new(0b100, 0b100)),
+    );
     // A disabled collider at the same place is never found.
     app.world_mut()
         .spawn((at(5.0, 0.0), Collider::circle(1.0), ColliderDisabled));
@@ -194,7 +185,7 @@ fn spatial_queries_find_points_shapes_and_ray_hits() {
                 &Pose2d::from_translation(Vec2::new(7.0, 0.0)),
                 default_layers,
             );
-            answers.first = query.first_shape_intersection(
+            answers.first = query.lowest_shape_intersection(
                 &Collider::circle(0.5),
                 &Pose2d::from_translation(Vec2::new(9.5, 4.0)),
                 default_layers,
@@ -244,16 +235,16 @@ fn two_touching_at_rest(sparse: bool, layers: [CollisionLayers; 2]) -> (App, Ent
     if sparse {
         app.world_mut().register_disabling_component::<Hidden>();
     }
-    let mut spawn_at = |x: f32, collider: Collider, layers: CollisionLayers| {
-        app.world_mut().spawn((at(x, 0.0), collider, layers)).id()
+    let mut spawn_one = |x: f32, collider: Collider, layers: CollisionLayers| {
+        spawn_at(&mut app, at(x, 0.0), (collider, layers))
     };
     let (a, b) = (
-        spawn_at(0.0, Collider::rect(2.0, 2.0), layers[0]),
-        spawn_at(1.5, Collider::circle(1.0), layers[1]),
+        spawn_one(0.0, Collider::rect(2.0, 2.0), layers[0]),
+        spawn_one(1.5, Collider::circle(1.0), layers[1]),
     );
     for k in 0..20 {
         let x = 10.0 + 3.0 * k as f32;
-        spawn_at(x, Collider::rect(1.0, 1.0), CollisionLayers::ALL);
+        spawn_one(x, Collider::rect(1.0, 1.0), CollisionLayers::ALL);
     }
     let contiguous = app
         .world_mut()

@@ -227,12 +227,18 @@ fn expected(shapes: &[(Entity, WorldShape, CollisionLayers)], arguments: &Argume
 fn every_query_matches_brute_force_while_the_world_changes() {
     let mut app = app();
     app.add_systems(Update, move_movers);
-    let mut rng = Rng(0x5a7a_11e5_0b5e_55ed);
-    let mut live = spawn_movers(&mut app, Rng(0x9e0e_5eed_0000_0001), 270, 40.0, 0.5..4.0);
+    let mut rng = Rng::new(0x5a7a_11e5_0b5e_55ed);
+    let mut live = spawn_movers(
+        &mut app,
+        Rng::new(0x9e0e_5eed_0000_0001),
+        270,
+        40.0,
+        0.5..4.0,
+    );
     // Long walls and giants, which live in the broad phase's coarser levels.
     live.extend(spawn_movers(
         &mut app,
-        Rng(0x9e0e_5eed_0000_0002),
+        Rng::new(0x9e0e_5eed_0000_0002),
         30,
         40.0,
         6.0..70.0,
@@ -255,7 +261,8 @@ fn every_query_matches_brute_force_while_the_world_changes() {
                     app.world_mut().entity_mut(live[k]).insert(layers);
                 }
                 _ => {
-                    let spawned = spawn_movers(&mut app, Rng(rng.next() | 1), 1, 40.0, 0.5..4.0);
+                    let spawned =
+                        spawn_movers(&mut app, Rng::new(rng.next() | 1), 1, 40.0, 0.5..4.0);
                     live.extend(spawned);
                 }
             }
@@ -286,9 +293,9 @@ fn every_query_matches_brute_force_while_the_world_changes() {
 fn specks_to_long_walls_collide_as_brute_force_says() {
     let mut app = app();
     app.add_systems(Update, move_movers);
-    spawn_movers(&mut app, Rng(0x5bec_0001), 200, 50.0, 0.1..1.5);
-    spawn_movers(&mut app, Rng(0x5bec_0002), 40, 50.0, 2.0..20.0);
-    spawn_movers(&mut app, Rng(0x5bec_0003), 6, 50.0, 40.0..120.0);
+    spawn_movers(&mut app, Rng::new(0x5bec_0001), 200, 50.0, 0.1..1.5);
+    spawn_movers(&mut app, Rng::new(0x5bec_0002), 40, 50.0, 2.0..20.0);
+    spawn_movers(&mut app, Rng::new(0x5bec_0003), 6, 50.0, 40.0..120.0);
     let mut touching = 0;
     for frame in 0..40 {
         app.update();
@@ -314,8 +321,8 @@ fn worlds_switching_between_crowds_and_few_movers_stay_exact() {
     }
     let mut app = app();
     app.add_systems(Update, move_all_or_a_few);
-    let mut live = spawn_movers(&mut app, Rng(0x5917_c4e5), 300, 30.0, 0.5..3.0);
-    let mut rng = Rng(0x5917_c4e6);
+    let mut live = spawn_movers(&mut app, Rng::new(0x5917_c4e5), 300, 30.0, 0.5..3.0);
+    let mut rng = Rng::new(0x5917_c4e6);
     let mut touching = 0;
     for frame in 0..60 {
         if frame % 7 == 3 {
@@ -323,7 +330,7 @@ fn worlds_switching_between_crowds_and_few_movers_stay_exact() {
                 .despawn(live.swap_remove(rng.below(live.len())));
             live.extend(spawn_movers(
                 &mut app,
-                Rng(rng.next() | 1),
+                Rng::new(rng.next() | 1),
                 1,
                 30.0,
                 0.5..3.0,

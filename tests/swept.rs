@@ -4,6 +4,7 @@
 mod common;
 
 use bevy::prelude::*;
+use bevy_rect_collision::internals;
 use bevy_rect_collision::prelude::*;
 use common::*;
 
@@ -35,7 +36,7 @@ struct Shot {
 /// random, with or without [`SweptCollider`]; runs until every bullet is past its wall.
 fn fire(seed: u64, count: usize, speed: f32, swept: bool) -> (App, Vec<Shot>) {
     let mut app = app();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut shots = Vec::new();
     let step_length = speed * 0.2;
     // Long enough that the bullet meets the wall's face, not its end.
@@ -46,14 +47,12 @@ fn fire(seed: u64, count: usize, speed: f32, swept: bool) -> (App, Vec<Shot>) {
         let normal = Vec2::from_angle(angle);
         let kind = rng.below(2);
         let (collider, reach) = bullet(kind, normal);
-        let wall = app
-            .world_mut()
-            .spawn((
-                Transform::from_translation(region.extend(0.0))
-                    .with_rotation(Quat::from_rotation_z(angle)),
-                Collider::rotated_rect(0.05, 2.0 * half_length),
-            ))
-            .id();
+        let wall = spawn_at(
+            &mut app,
+            Transform::from_translation(region.extend(0.0))
+                .with_rotation(Quat::from_rotation_z(angle)),
+            Collider::rotated_rect(0.05, 2.0 * half_length),
+        );
         // Coming at the wall's face from behind its normal, within 60° of it, from up to one step
         // away.
         let direction = Vec2::from_angle(rng.range(-1.0, 1.0)).rotate(normal);
@@ -170,27 +169,18 @@ fn bullets_without_the_marker_pass_through_thin_walls() {
 #[test]
 fn swept_bullets_passing_beside_a_wall_touch_nothing() {
     let mut app = app();
-    let wall = app
-        .world_mut()
-        .spawn((at(0.0, 0.0), Collider::rect(0.05, 10.0)))
-        .id();
+    let wall = spawn_at(&mut app, at(0.0, 0.0), Collider::rect(0.05, 10.0));
     // Along the face, 0.01 off it; and across the line of the wall, 0.01 past its end.
-    let along = app
-        .world_mut()
-        .spawn((
-            at(0.025 + 0.1 + 0.01, -30.0),
-            Collider::circle(0.1),
-            SweptCollider,
-        ))
-        .id();
-    let past_the_end = app
-        .world_mut()
-        .spawn((
-            at(-30.0, 5.0 + 0.1 + 0.01),
-            Collider::circle(0.1),
-            SweptCollider,
-        ))
-        .id();
+    let along = spawn_at(
+        &mut app,
+        at(0.025 + 0.1 + 0.01, -30.0),
+        (Collider::circle(0.1), SweptCollider),
+    );
+    let past_the_end = spawn_at(
+        &mut app,
+        at(-30.0, 5.0 + 0.1 + 0.01),
+        (Collider::circle(0.1), SweptCollider),
+    );
     app.update();
     for n in 1..4 {
         let travelled = 20.0 * n as f32;
@@ -221,10 +211,11 @@ fn a_teleported_bullet_is_not_swept_across_its_jump() {
     let mut app = app();
     app.world_mut()
         .spawn((at(0.0, 0.0), Collider::rect(0.05, 10.0)));
-    let bullet = app
-        .world_mut()
-        .spawn((at(-20.0, 0.0), Collider::circle(0.1), SweptCollider))
-        .id();
+    let bullet = spawn_at(
+        &mut app,
+        at(-20.0, 0.0),
+        (Collider::circle(0.1), SweptCollider),
+    );
     app.update();
     let mut entity = app.world_mut().entity_mut(bullet);
     entity.get_mut::<Transform>().unwrap().translation.x = 20.0;
@@ -250,14 +241,16 @@ fn a_teleported_bullet_is_not_swept_across_its_jump() {
 #[test]
 fn two_swept_colliders_meet_by_their_relative_motion() {
     let mut app = app();
-    let a = app
-        .world_mut()
-        .spawn((at(-10.0, 0.0), Collider::circle(0.5), SweptCollider))
-        .id();
-    let b = app
-        .world_mut()
-        .spawn((at(10.0, 0.0), Collider::circle(0.5), SweptCollider))
-        .id();
+    let a = spawn_at(
+        &mut app,
+        at(-10.0, 0.0),
+        (Collider::circle(0.5), SweptCollider),
+    );
+    let b = spawn_at(
+        &mut app,
+        at(10.0, 0.0),
+        (Collider::circle(0.5), SweptCollider),
+    );
     app.update();
     app.world_mut()
         .get_mut::<Transform>(a)
@@ -281,8 +274,8 @@ fn two_swept_colliders_meet_by_their_relative_motion() {
     // The contact keeps the time of impact, and the broad phase the ways the overlay draws.
     let contact = app.world().resource::<Contacts>().iter().next().copied();
     assert_eq!(contact.and_then(|pair| pair.time_of_impact), Some(toi));
-    let mut ways: Vec<(Entity, Vec2)> = (app.world().resource::<bevy_rect_collision::BroadPhase>())
-        .sweeps()
+    let mut ways: Vec<(Entity, Vec2)> = internals::sweeps(app.world())
+        .into_iter()
         .map(|(entity, _, motion)| (entity, motion))
         .collect();
     ways.sort_by(|(_, one), (_, other)| one.x.total_cmp(&other.x));
@@ -302,7 +295,7 @@ fn two_swept_colliders_meet_by_their_relative_motion() {
 #[test]
 fn a_churning_world_of_swept_colliders_ends_every_start() {
     let mut app = app();
-    let mut rng = Rng(0x5e_e9e5);
+    let mut rng = Rng::new(0x5e_e9e5);
     let mut live: Vec<(Entity, bool)> = Vec::new();
     let mut moved_swept = Vec::new();
     for frame in 0..150 {
@@ -343,9 +336,7 @@ fn a_churning_world_of_swept_colliders_ends_every_start() {
         }
         app.update();
         let context = format!("frame {frame}");
-        app.world()
-            .resource::<bevy_rect_collision::BroadPhase>()
-            .validate();
+        internals::validate_broad_phase(app.world());
         assert_events_alternate(&app, &context);
         assert_colliding_is_symmetric(&mut app, &context);
         let colliding = colliding_pairs(&mut app);

@@ -91,7 +91,7 @@ fn transform(x: i8, y: i8, angle: i8) -> Transform {
 }
 
 fn check(app: &mut App) {
-    app.world().resource::<bevy_rect_collision::BroadPhase>().validate();
+    bevy_rect_collision::internals::validate_broad_phase(app.world());
     assert_events_alternate(app, "after an update");
     assert_colliding_is_symmetric(app, "after an update");
     assert_observed_sets_match(app, "after an update");

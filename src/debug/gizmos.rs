@@ -4,8 +4,8 @@ use bevy::color::palettes::css;
 use bevy::prelude::*;
 
 use crate::broad_phase::BroadPhase;
+use crate::collider::CollidingEntities;
 use crate::collider::{ColliderDisabled, ColliderWorldShape, InvalidCollider};
-use crate::events::CollidingEntities;
 use crate::geometry::{WorldShape, contact_point};
 use crate::narrow_phase::Contacts;
 use crate::plugin::CollisionSystems;
@@ -67,9 +67,8 @@ pub struct CollisionGizmos {
     /// Draw each touching pair's contact normal (an arrow from the first collider towards the second,
     /// at their [`contact_point`]) and its depth (a double segment). Defaults to `true`.
     pub contacts: bool,
-    /// Draw the broad phase's candidate pairs as lines between their centres. On updates where few
-    /// colliders moved, only the pairs of those are candidates (see [`BroadPhase::candidate_pairs`]).
-    /// Defaults to `false`.
+    /// Draw the candidate pairs, those of the broad phase's pair set (their fat AABBs overlap and
+    /// their layers interact), as lines between their centres. Defaults to `false`.
     pub broad_phase: bool,
     /// Draw each swept collider's way in the last update: its outline where the move began, and the
     /// lines its corners, or its circle's sides, ran along. Defaults to `true`.
@@ -249,7 +248,7 @@ fn draw_broad_phase(
     shapes: Query<&ColliderWorldShape>,
 ) {
     let color = gizmos.config_ext.broad_phase_color;
-    for (a, b) in broad_phase.candidate_pairs() {
+    for (a, b) in broad_phase.pair_entities() {
         if let (Ok(ColliderWorldShape(Some(a))), Ok(ColliderWorldShape(Some(b)))) =
             (shapes.get(a), shapes.get(b))
         {

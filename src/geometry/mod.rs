@@ -72,8 +72,6 @@ pub use rotated_rect_rect::{
     contact_rect_rotated_rect, contact_rotated_rect_rect, intersection_test_rect_rotated_rect,
     intersection_test_rotated_rect_rect,
 };
-#[doc(hidden)]
-pub use rotated_rect_rotated_rect::intersection_test_rotated_rect_rotated_rect_aabb_first;
 pub use rotated_rect_rotated_rect::{
     contact_rotated_rect_rotated_rect, intersection_test_rotated_rect_rotated_rect,
 };

@@ -33,30 +33,14 @@ impl OverlapMode {
     ///
     /// `overlap` is positive when the shapes' projections overlap, zero when they touch and negative when
     /// there is a gap. NaN never overlaps, so a shape poisoned by bad input collides with nothing.
-    ///
-    /// ```
-    /// use bevy_rect_collision::geometry::OverlapMode;
-    ///
-    /// assert!(OverlapMode::Closed.admits(0.0));
-    /// assert!(!OverlapMode::InteriorOnly.admits(0.0));
-    /// assert!(!OverlapMode::Closed.admits(f32::NAN));
-    /// ```
     #[inline]
-    pub fn admits(self, overlap: f32) -> bool {
+    pub(crate) fn admits(self, overlap: f32) -> bool {
         overlap >= self.threshold()
     }
 
     /// Whether both overlaps of a pair of axes count, without a branch per axis.
-    ///
-    /// ```
-    /// use bevy::math::Vec2;
-    /// use bevy_rect_collision::geometry::OverlapMode;
-    ///
-    /// assert!(OverlapMode::Closed.admits_both(Vec2::new(0.0, 2.0)));
-    /// assert!(!OverlapMode::Closed.admits_both(Vec2::new(1.0, -0.5)));
-    /// ```
     #[inline]
-    pub fn admits_both(self, overlaps: Vec2) -> bool {
+    pub(crate) fn admits_both(self, overlaps: Vec2) -> bool {
         overlaps.cmpge(Vec2::splat(self.threshold())).all()
     }
 

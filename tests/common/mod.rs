@@ -4,9 +4,13 @@
 use bevy::ecs::entity::EntityHashSet;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
-use bevy_rect_collision::BroadPhase;
 use bevy_rect_collision::geometry::OverlapMode;
+use bevy_rect_collision::internals;
 use bevy_rect_collision::prelude::*;
+
+#[path = "../../src/test_rng.rs"]
+mod test_rng;
+pub use test_rng::TestRng as Rng;
 
 /// Inserted into a collider's entity, it moves the entity to another of Bevy's tables, which changes
 /// the order in which the colliders are read.
@@ -419,7 +423,7 @@ pub fn assert_matches_brute_force(app: &mut App, context: &str) -> Vec<(Entity, 
     expected
 }
 
-/// Checks the broad phase's invariants ([`BroadPhase::validate`]), and that every enabled collider
+/// Checks the broad phase's invariants ([`internals::validate_broad_phase`]), and that every enabled collider
 /// with a valid shape has a proxy, its shape's box inside the proxy's fat AABB. A proxy may outlive
 /// its collider by one update where a system took the collider out after the broad phase ran.
 pub fn assert_broad_phase_holds_the_colliders(app: &mut App, context: &str) {
@@ -431,9 +435,9 @@ pub fn assert_broad_phase_holds_the_colliders(app: &mut App, context: &str) {
         .filter_map(|(entity, shape)| shape.aabb().map(|aabb| (entity, aabb)))
         .collect();
     expected.sort_unstable_by_key(|&(entity, _)| entity);
-    let broad_phase = app.world().resource::<BroadPhase>();
-    broad_phase.validate();
-    let proxies: HashMap<Entity, bevy::math::bounding::Aabb2d> = broad_phase.fat_aabbs().collect();
+    internals::validate_broad_phase(app.world());
+    let proxies: HashMap<Entity, bevy::math::bounding::Aabb2d> =
+        internals::fat_aabbs(app.world()).into_iter().collect();
     for (entity, aabb) in &expected {
         let fat = proxies
             .get(entity)
@@ -481,28 +485,6 @@ pub fn colliding_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
     pairs.sort();
     pairs.dedup();
     pairs
-}
-
-/// A small seeded xorshift generator: the same world on every run.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// A uniform index below `n`.
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// A uniform float in `[low, high)`.
-    pub fn range(&mut self, low: f32, high: f32) -> f32 {
-        low + (high - low) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
-    }
 }
 
 /// A collider's speed, for the test files' systems that move colliders.
@@ -580,4 +562,9 @@ pub fn spawn_movers(
             app.world_mut().spawn((transform, collider, velocity)).id()
         })
         .collect()
+}
+
+/// Spawns `bundle`, a collider and what goes with it, at `transform`, and returns its entity.
+pub fn spawn_at(app: &mut App, transform: Transform, bundle: impl Bundle) -> Entity {
+    app.world_mut().spawn((transform, bundle)).id()
 }
