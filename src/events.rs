@@ -17,7 +17,14 @@ use crate::entity_set::SpareEntitySets;
 /// sees `hit.collider1 == e`. It is triggered only while some observer of it exists, global or on any
 /// entity: a trigger nobody watches would have no effect but its cost.
 ///
-/// Within a frame, messages come sorted by `(collider1, collider2)`.
+/// # Order
+///
+/// Within an update, every [`CollisionEnded`] comes before every start, and the starts come in the
+/// order they happened: by [`time_of_impact`](Self::time_of_impact), a pair found only where the
+/// update left it counting as time 1, then by `(collider1, collider2)`. So a swept bullet's first
+/// start is the nearest thing it hit. Messages and observers see the same order, and it is the same
+/// from run to run. Entity order is Bevy's order of [`Entity`] values, which is not spawn order:
+/// despawned entities' indices are reused.
 ///
 /// # Guarantees
 ///
@@ -101,7 +108,8 @@ impl CollisionEnded {
 
 /// Sends [`CollisionStarted`] and [`CollisionEnded`] for the pairs the narrow phase found to have
 /// begun or stopped touching, as messages (once per pair) and entity events (on both entities), and
-/// keeps [`CollidingEntities`] in step. Ends come before starts, each sorted by pair. Publishes the
+/// keeps [`CollidingEntities`] in step. Ends come before starts; ends sorted by pair, starts by time of
+/// impact and then by pair. Publishes the
 /// update's [`CollisionDiagnostics`](crate::CollisionDiagnostics) to Bevy's `DiagnosticsStore`.
 ///
 /// [`CollidingEntities`] is the record of what was started and not yet ended, so it settles what goes
@@ -145,7 +153,13 @@ pub(crate) fn report_collision_changes(
                 time_of_impact: start.time_of_impact,
             }),
     );
-    started.sort_unstable_by_key(|start| (start.collider1, start.collider2));
+    // In the order they happened: a bullet that crosses several walls in one update meets the
+    // nearest first, whatever the entities.
+    started.sort_unstable_by(|a, b| {
+        let time = |start: &CollisionStarted| start.time_of_impact.unwrap_or(1.0);
+        (time(a).total_cmp(&time(b)))
+            .then((a.collider1, a.collider2).cmp(&(b.collider1, b.collider2)))
+    });
     colliding.update(ended, started);
     dispatch.end(ended);
     dispatch.start(started);

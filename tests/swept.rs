@@ -376,3 +376,93 @@ fn a_churning_world_of_swept_colliders_ends_every_start() {
     );
     assert_events_alternate(&app, "after the despawns");
 }
+
+/// Every order of `0..n`.
+fn orders(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![Vec::new()];
+    }
+    let mut all = Vec::new();
+    for shorter in orders(n - 1) {
+        for at in 0..=shorter.len() {
+            let mut order = shorter.clone();
+            order.insert(at, n - 1);
+            all.push(order);
+        }
+    }
+    all
+}
+
+/// A swept bullet that crosses three walls and passes an enemy in one update, the five spawned in
+/// every order, so that entity order says nothing of where they stand: its starts come in the order
+/// it met them, and an observer that despawns it at its first start is handed the nearest wall only.
+#[test]
+fn a_bullets_starts_come_in_the_order_it_met_what_it_crossed() {
+    let places = [10.0, 20.0, 30.0, 40.0];
+    for order in orders(5) {
+        for despawn_at_first_start in [false, true] {
+            let context = format!(
+                "spawned in the order {order:?}, despawned at the first start: {despawn_at_first_start}"
+            );
+            let mut app = app();
+            let mut entities = [Entity::PLACEHOLDER; 5];
+            for &k in &order {
+                entities[k] = match k {
+                    0..3 => spawn_at(&mut app, at(places[k], 0.0), Collider::rect(0.5, 10.0)),
+                    3 => spawn_at(&mut app, at(places[k], 0.0), Collider::circle(2.0)),
+                    _ => spawn_at(
+                        &mut app,
+                        at(0.0, 0.0),
+                        (Collider::circle(0.1), SweptCollider),
+                    ),
+                };
+            }
+            let bullet = entities[4];
+            if despawn_at_first_start {
+                app.world_mut().entity_mut(bullet).observe(
+                    |hit: On<CollisionStarted>, mut commands: Commands| {
+                        commands.entity(hit.collider1).despawn();
+                    },
+                );
+            }
+            app.update();
+            assert!(
+                log(&app).started.is_empty(),
+                "{context}: nothing touches at first"
+            );
+            app.world_mut()
+                .get_mut::<Transform>(bullet)
+                .unwrap()
+                .translation
+                .x = 50.0;
+            app.update();
+            let starts: Vec<(Entity, f32)> = (log(&app).started.iter())
+                .map(|start| {
+                    let other = if start.collider1 == bullet {
+                        start.collider2
+                    } else {
+                        start.collider1
+                    };
+                    let time = start
+                        .time_of_impact
+                        .expect("a swept pair has a time of impact");
+                    (other, time)
+                })
+                .collect();
+            let hit: Vec<Entity> = starts.iter().map(|&(other, _)| other).collect();
+            if despawn_at_first_start {
+                assert_eq!(hit, entities[..1], "{context}: the nearest wall alone");
+                assert!(
+                    app.world().get_entity(bullet).is_err(),
+                    "{context}: despawned"
+                );
+            } else {
+                assert_eq!(hit, entities[..4], "{context}: nearest first");
+                assert!(
+                    starts.windows(2).all(|pair| pair[0].1 < pair[1].1),
+                    "{context}: times of impact {starts:?} increase"
+                );
+            }
+        }
+    }
+}
