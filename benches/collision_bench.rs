@@ -335,16 +335,12 @@ fn run_queries(query: SpatialQuery, mut queries: ResMut<Queries>) {
     let queries = &mut *queries;
     let start = Instant::now();
     let hits = (queries.rays.iter())
-        .filter(|ray| {
-            query
-                .cast_ray(**ray, RAY_LENGTH, CollisionLayers::ALL)
-                .is_some()
-        })
+        .filter(|ray| query.cast_ray(**ray, RAY_LENGTH, &default()).is_some())
         .count();
     let rays = start.elapsed();
     let start = Instant::now();
     let found: usize = (queries.points.iter())
-        .map(|&point| query.point_intersections(point, CollisionLayers::ALL).len())
+        .map(|&point| query.point_intersections(point, &default()).len())
         .sum();
     queries.point_times.push(start.elapsed());
     queries.ray_times.push(rays);

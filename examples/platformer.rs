@@ -1,7 +1,7 @@
 //! A character moved with `SpatialQuery::move_and_slide`: it runs over a floor of flush tiles without a
 //! bump, walks up a 30° slope but not a 60° one, rides a moving platform, and jumps up through a
-//! one-way platform, which a `CollisionHooks` filter lets it through from below and holds it from
-//! above. Until a key is pressed, it runs and jumps by itself.
+//! `OneWayPlatform`, which holds it from above until it drops through. Until a key is pressed, it
+//! runs and jumps by itself.
 //!
 //! Keys: `A`/`D` or arrows run, `Space` jumps, `S` or down drops through the one-way platform.
 //!
@@ -10,7 +10,6 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy_rect_collision::debug::RectCollisionDebugPlugin;
 use bevy_rect_collision::prelude::*;
@@ -37,8 +36,7 @@ struct Player {
     ground: Option<Entity>,
 }
 
-/// Seconds left of a drop through one-way platforms. The hook reads it, so it is set by a system of
-/// its own: the one that moves the player holds the hook in its `SpatialQuery`.
+/// Seconds left of a drop through one-way platforms.
 #[derive(Component, Default)]
 struct Dropping(f32);
 
@@ -50,10 +48,6 @@ struct Controls {
     drop: bool,
 }
 
-/// A platform that lets through what comes from below.
-#[derive(Component)]
-struct OneWay;
-
 /// A platform that goes back and forth along x, about `origin`.
 #[derive(Component)]
 struct Mover {
@@ -62,45 +56,11 @@ struct Mover {
     velocity: Vec2,
 }
 
-/// The one-way platforms' hook: a pair of a one-way platform and something else touches only while
-/// that something is above the platform's top, and not dropping.
-#[derive(SystemParam)]
-struct OneWayPlatforms<'w, 's> {
-    platforms: Query<'w, 's, (), With<OneWay>>,
-    shapes: Query<'w, 's, &'static ColliderWorldShape>,
-    dropping: Query<'w, 's, &'static Dropping>,
-}
-
-impl CollisionHooks for OneWayPlatforms<'_, '_> {
-    fn filter_pair(&self, a: Entity, b: Entity) -> bool {
-        let (platform, other) = if self.platforms.contains(a) {
-            (a, b)
-        } else {
-            (b, a)
-        };
-        if !self.platforms.contains(platform) {
-            return true;
-        }
-        if self
-            .dropping
-            .get(other)
-            .is_ok_and(|dropping| dropping.0 > 0.0)
-        {
-            return false;
-        }
-        let aabb = |entity| Some(self.shapes.get(entity).ok()?.0?.aabb());
-        match (aabb(platform), aabb(other)) {
-            (Some(platform), Some(other)) => other.min.y >= platform.max.y - 0.5,
-            _ => true,
-        }
-    }
-}
-
 fn main() {
     App::new()
         .add_plugins((
             DefaultPlugins,
-            RectCollisionPlugin::default().with_hooks::<OneWayPlatforms>(),
+            RectCollisionPlugin::default(),
             RectCollisionDebugPlugin,
         ))
         .init_resource::<Controls>()
@@ -176,8 +136,7 @@ fn setup(mut commands: Commands) {
     );
     // A one-way platform and a platform going back and forth.
     commands.spawn((
-        OneWay,
-        ActiveHooks,
+        OneWayPlatform,
         Transform::from_xyz(80.0, top + 130.0, 0.0),
         Collider::rect(200.0, 12.0),
         CollisionLayers::new(LEVEL, PLAYER),
@@ -197,8 +156,6 @@ fn setup(mut commands: Commands) {
     commands.spawn((
         Player::default(),
         Dropping::default(),
-        // Its pairs with the one-way platform are the hook's to filter.
-        ActiveHooks,
         Transform::from_xyz(-400.0, top + 100.0, 1.0),
         Collider::rect(28.0, 44.0),
         CollisionLayers::new(PLAYER, LEVEL),
@@ -260,11 +217,11 @@ fn drop_through(controls: Res<Controls>, time: Res<Time>, mut dropping: Query<&m
 fn move_player(
     controls: Res<Controls>,
     time: Res<Time>,
-    query: SpatialQuery<OneWayPlatforms>,
+    query: SpatialQuery,
     movers: Query<&Mover>,
-    player: Single<(Entity, &mut Player, &mut Transform)>,
+    player: Single<(Entity, &mut Player, &mut Transform, &Dropping)>,
 ) {
-    let (entity, mut player, mut transform) = player.into_inner();
+    let (entity, mut player, mut transform, dropping) = player.into_inner();
     let dt = time.delta_secs();
     player.velocity.x = controls.run * RUN_SPEED;
     player.velocity.y -= GRAVITY * dt;
@@ -276,11 +233,15 @@ fn move_player(
         .and_then(|ground| movers.get(ground).ok())
         .map_or(Vec2::ZERO, |mover| mover.velocity * dt);
     let motion = player.velocity * dt + carried;
-    let Some(moved) = query.move_and_slide(entity, motion, &MoveAndSlideConfig::default()) else {
+    let config = MoveAndSlideConfig {
+        drop_through: dropping.0 > 0.0,
+        ..default()
+    };
+    let Some(moved) = query.move_and_slide(entity, motion, &config) else {
         return;
     };
     transform.translation += moved.motion.extend(0.0);
-    let bumped_head = moved.hits.iter().any(|(_, hit)| hit.normal.y < -0.5);
+    let bumped_head = moved.ceiling().is_some();
     if (moved.grounded() && player.velocity.y < 0.0) || (bumped_head && player.velocity.y > 0.0) {
         player.velocity.y = 0.0;
     }

@@ -586,6 +586,35 @@ pub struct SweptCollider;
 #[reflect(Component, Default)]
 pub struct Teleported;
 
+/// Makes a collider a one-way platform: it stops a moving collider only from the side its local +y
+/// axis faces (turned with its entity's rotation, so a platform turned over holds from below).
+///
+/// It stops [`SpatialQuery::move_and_slide`], [`SpatialQuery::cast_collider`] and the shape casts
+/// ([`SpatialQuery::cast_shape`], [`SpatialQuery::cast_shape_all`]) only where the moving shape
+/// starts wholly on that side and moves against it: a character jumps up through it, lands on it from
+/// above, and walks along it. [`MoveAndSlideConfig::drop_through`] lets one move pass every one-way
+/// platform. Overlaps are unchanged: a collider inside a one-way platform touches it, with its
+/// events, and point, box, shape and ray queries find it as any other.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_rect_collision::prelude::*;
+///
+/// fn spawn_ledge(mut commands: Commands) {
+///     commands.spawn((Transform::from_xyz(0.0, 40.0, 0.0), Collider::rect(64.0, 8.0), OneWayPlatform));
+/// }
+/// # bevy::ecs::system::assert_is_system(spawn_ledge);
+/// ```
+///
+/// [`SpatialQuery::move_and_slide`]: crate::SpatialQuery::move_and_slide
+/// [`SpatialQuery::cast_collider`]: crate::SpatialQuery::cast_collider
+/// [`SpatialQuery::cast_shape`]: crate::SpatialQuery::cast_shape
+/// [`SpatialQuery::cast_shape_all`]: crate::SpatialQuery::cast_shape_all
+/// [`MoveAndSlideConfig::drop_through`]: crate::MoveAndSlideConfig::drop_through
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default)]
+pub struct OneWayPlatform;
+
 /// Marks a collider whose shape is invalid (a NaN, infinite or zero-scale transform, or a bad size):
 /// the plugin skips it, warns once, and removes the marker when it becomes valid again.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]

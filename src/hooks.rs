@@ -1,5 +1,8 @@
 //! [`CollisionHooks`]: the game's say over which pairs of colliders may touch.
 
+use core::any::TypeId;
+use core::sync::atomic::{AtomicBool, Ordering};
+
 use bevy::ecs::system::ReadOnlySystemParam;
 use bevy::prelude::*;
 
@@ -16,7 +19,8 @@ use bevy::prelude::*;
 /// they read: keep such state (a "dropping through" flag, say) in a component that another system
 /// sets.
 ///
-/// A one-way platform lets a character through from below and holds it from above:
+/// For one-way platforms there is [`OneWayPlatform`](crate::OneWayPlatform); hooks are for the
+/// game's own rules. A door lets through whoever holds its key:
 ///
 /// ```
 /// use bevy::ecs::system::SystemParam;
@@ -24,30 +28,31 @@ use bevy::prelude::*;
 /// use bevy_rect_collision::prelude::*;
 ///
 /// #[derive(Component)]
-/// struct OneWay;
+/// struct Door(u32);
+///
+/// #[derive(Component)]
+/// struct KeyRing(Vec<u32>);
 ///
 /// #[derive(SystemParam)]
-/// struct OneWayPlatforms<'w, 's> {
-///     platforms: Query<'w, 's, (), With<OneWay>>,
-///     shapes: Query<'w, 's, &'static ColliderWorldShape>,
+/// struct LockedDoors<'w, 's> {
+///     doors: Query<'w, 's, &'static Door>,
+///     rings: Query<'w, 's, &'static KeyRing>,
 /// }
 ///
-/// impl CollisionHooks for OneWayPlatforms<'_, '_> {
+/// impl CollisionHooks for LockedDoors<'_, '_> {
 ///     fn filter_pair(&self, a: Entity, b: Entity) -> bool {
-///         let (platform, other) = if self.platforms.contains(a) { (a, b) } else { (b, a) };
-///         if !self.platforms.contains(platform) {
-///             return true;
-///         }
-///         let top = |entity| self.shapes.get(entity).ok()?.0.map(|shape| shape.aabb());
-///         match (top(platform), top(other)) {
-///             // Only what is above the platform's top stands on it.
-///             (Some(platform), Some(other)) => other.min.y >= platform.max.y - 0.01,
-///             _ => true,
-///         }
+///         let opens = |door: Entity, visitor: Entity| {
+///             let (Ok(door), Ok(ring)) = (self.doors.get(door), self.rings.get(visitor)) else {
+///                 return false;
+///             };
+///             ring.0.contains(&door.0)
+///         };
+///         !(opens(a, b) || opens(b, a))
 ///     }
 /// }
 ///
-/// App::new().add_plugins(RectCollisionPlugin::default().with_hooks::<OneWayPlatforms>());
+/// App::new().add_plugins(RectCollisionPlugin::default().with_hooks::<LockedDoors>());
+/// // Spawn each door with `ActiveHooks`, so that its pairs are asked about.
 /// ```
 ///
 /// [`move_and_slide`]: crate::SpatialQuery::move_and_slide
@@ -73,3 +78,53 @@ impl CollisionHooks for () {
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Component, Default)]
 pub struct ActiveHooks;
+
+/// The hooks the app installed with [`RectCollisionPlugin::with_hooks`](crate::RectCollisionPlugin::with_hooks),
+/// so that a [`SpatialQuery`](crate::SpatialQuery) of another type can say so.
+#[derive(Resource, Debug)]
+pub(crate) struct InstalledHooks {
+    type_id: TypeId,
+    type_name: &'static str,
+    warned: AtomicBool,
+}
+
+impl InstalledHooks {
+    pub(crate) fn of<H: 'static>() -> Self {
+        Self {
+            type_id: TypeId::of::<H>(),
+            type_name: core::any::type_name::<H>(),
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    /// Warns, the first time only, where `H` is not the installed hooks' type: a query through `H`
+    /// moves colliders through what the installed hooks keep apart. Returns whether it warned.
+    pub(crate) fn warn_if_not<H: 'static>(&self) -> bool {
+        let warn = TypeId::of::<H>() != self.type_id && !self.warned.swap(true, Ordering::Relaxed);
+        if warn {
+            warn!(
+                "a SpatialQuery<{}> moves or casts colliders, but the app installed the hooks {}: \
+                 name them as SpatialQuery<{}> to have them asked",
+                core::any::type_name::<H>(),
+                self.type_name,
+                self.type_name,
+            );
+        }
+        warn
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct GameHooks;
+
+    #[test]
+    fn a_query_without_the_installed_hooks_warns_once() {
+        let installed = InstalledHooks::of::<GameHooks>();
+        assert!(!installed.warn_if_not::<GameHooks>(), "the installed hooks");
+        assert!(installed.warn_if_not::<()>(), "no hooks: a warning");
+        assert!(!installed.warn_if_not::<()>(), "once");
+    }
+}

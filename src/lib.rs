@@ -26,7 +26,8 @@ mod test_rng;
 
 pub use collider::{
     ActiveColliderFilter, Collider, ColliderDisabled, ColliderError, ColliderShape,
-    ColliderWorldShape, CollidingEntities, InvalidCollider, SweptCollider, Teleported,
+    ColliderWorldShape, CollidingEntities, InvalidCollider, OneWayPlatform, SweptCollider,
+    Teleported,
 };
 pub use diagnostics::{CollisionDiagnostics, StageTimings};
 pub use events::{CollisionEnded, CollisionStarted};
@@ -35,7 +36,7 @@ pub use layers::CollisionLayers;
 pub use move_and_slide::{MoveAndSlideConfig, MoveAndSlideOutput};
 pub use narrow_phase::{Contacts, PairContact};
 pub use plugin::{CollisionSystems, RectCollisionPlugin};
-pub use query::SpatialQuery;
+pub use query::{SpatialQuery, SpatialQueryFilter};
 pub use settings::CollisionSettings;
 
 /// Everything a game needs: `use bevy_rect_collision::prelude::*;`.
@@ -45,8 +46,8 @@ pub mod prelude {
         ActiveHooks, Collider, ColliderDisabled, ColliderError, ColliderShape, ColliderWorldShape,
         CollidingEntities, CollisionDiagnostics, CollisionEnded, CollisionHooks, CollisionLayers,
         CollisionSettings, CollisionStarted, CollisionSystems, Contacts, InvalidCollider,
-        MoveAndSlideConfig, MoveAndSlideOutput, RectCollisionPlugin, SpatialQuery, SweptCollider,
-        Teleported,
+        MoveAndSlideConfig, MoveAndSlideOutput, OneWayPlatform, RectCollisionPlugin, SpatialQuery,
+        SpatialQueryFilter, SweptCollider, Teleported,
     };
 
     #[cfg(feature = "egui")]

@@ -25,6 +25,9 @@ pub struct MoveAndSlideConfig {
     pub max_ground_angle: f32,
     /// The layers to move on; the collider's own [`CollisionLayers`] when `None` (the default).
     pub layers: Option<CollisionLayers>,
+    /// Whether this move passes every [`OneWayPlatform`](crate::OneWayPlatform), as a character
+    /// dropping through the platform it stands on. Default `false`.
+    pub drop_through: bool,
 }
 
 impl Default for MoveAndSlideConfig {
@@ -35,6 +38,7 @@ impl Default for MoveAndSlideConfig {
             up: Dir2::Y,
             max_ground_angle: FRAC_PI_4,
             layers: None,
+            drop_through: false,
         }
     }
 }
@@ -50,12 +54,35 @@ pub struct MoveAndSlideOutput {
     /// What the collider stands on at the end, within [`MoveAndSlideConfig::max_ground_angle`] of
     /// level and twice the skin width below it, if anything.
     pub ground: Option<(Entity, ShapeHit)>,
+    /// The config's up, and the least that a ground surface's normal points up: what
+    /// [`wall`](Self::wall) and [`ceiling`](Self::ceiling) tell surfaces apart by.
+    up: Dir2,
+    least_upness: f32,
 }
 
 impl MoveAndSlideOutput {
     /// Whether the collider stands on ground at the end of the move.
     pub fn grounded(&self) -> bool {
         self.ground.is_some()
+    }
+
+    /// The last wall that stopped the move, if any: a hit whose surface is steeper than
+    /// [`MoveAndSlideConfig::max_ground_angle`] from level, either way up.
+    pub fn wall(&self) -> Option<(Entity, ShapeHit)> {
+        self.last_hit(|upness| upness.abs() < self.least_upness)
+    }
+
+    /// The last ceiling that stopped the move, if any: a hit whose surface faces down, within
+    /// [`MoveAndSlideConfig::max_ground_angle`] of straight down, as a head bumped in a jump.
+    pub fn ceiling(&self) -> Option<(Entity, ShapeHit)> {
+        self.last_hit(|upness| upness <= -self.least_upness)
+    }
+
+    /// The last hit whose normal's share along up passes `kind`.
+    fn last_hit(&self, kind: impl Fn(f32) -> bool) -> Option<(Entity, ShapeHit)> {
+        (self.hits.iter().rev())
+            .find(|(_, hit)| kind(hit.normal.dot(*self.up)))
+            .copied()
     }
 }
 
@@ -76,8 +103,12 @@ where
     ///   [`max_ground_angle`](MoveAndSlideConfig::max_ground_angle) is a wall: sliding along it never
     ///   lifts the collider higher than the motion does.
     /// - It never meets itself, moves on its own layers unless the config says otherwise, and asks
-    ///   the game's hooks about its pairs ([`CollisionHooks`]), so a one-way platform can let it
-    ///   through from below.
+    ///   the game's hooks about its pairs ([`CollisionHooks`]). A
+    ///   [`OneWayPlatform`](crate::OneWayPlatform) stops it only where it starts wholly above the
+    ///   platform and moves down into it, unless [`drop_through`](MoveAndSlideConfig::drop_through).
+    /// - A collider spawned since the last collision update is moved from where its
+    ///   `GlobalTransform` puts it, so a character moves from its first frame (in `Update`, the
+    ///   `GlobalTransform` of an entity spawned in `Startup` is propagated already).
     ///
     /// Call it in `Update`, or anywhere before transform propagation, and add
     /// [`MoveAndSlideOutput::motion`] to the entity's `Transform`: this frame's collision update and
@@ -117,8 +148,10 @@ where
         motion: Vec2,
         config: &MoveAndSlideConfig,
     ) -> Option<MoveAndSlideOutput> {
+        self.warn_if_hooks_differ();
         let (start, own_layers) = self.collider_of(entity)?;
         let layers = config.layers.unwrap_or(own_layers);
+        let one_way = !config.drop_through;
         let skin = if config.skin_width.is_finite() {
             config.skin_width.max(0.0)
         } else {
@@ -128,7 +161,9 @@ where
         let mut moved = Vec2::ZERO;
         let at = |moved: Vec2| start.translated(moved);
         for _ in 0..config.max_iterations {
-            let Some((_, contact)) = self.deepest_overlap(entity, &at(moved), layers) else {
+            let shape = at(moved);
+            let mover = one_way.then_some(&shape);
+            let Some((_, contact)) = self.deepest_overlap(entity, &shape, layers, mover) else {
                 break;
             };
             moved -= contact.normal * (contact.depth + skin);
@@ -150,7 +185,8 @@ where
             let into = |hit: &ShapeHit| hit.normal.dot(*direction) < 0.0;
             let reach = length + skin;
             let shape = at(moved);
-            let Some((other, hit)) = self.cast_for(entity, &shape, layers, direction, reach, into)
+            let way = (direction, reach);
+            let Some((other, hit)) = self.cast_for(entity, &shape, layers, way, one_way, into)
             else {
                 moved += remaining;
                 break;
@@ -183,15 +219,21 @@ where
         }
         // The cast reaches a skin width past the motion, so a move that grazes a surface can end
         // nearer to it than that: it is lifted back to the skin width, where that touches nothing.
-        if let Some((_, contact)) = self.deepest_overlap(entity, &grown(&at(moved), skin), layers)
+        let end = at(moved);
+        let mover = one_way.then_some(&end);
+        if let Some((_, contact)) = self.deepest_overlap(entity, &grown(&end, skin), layers, mover)
             && let Ok(toward) = Dir2::new(contact.normal)
             && let Some((_, hit)) =
-                self.cast_for(entity, &at(moved), layers, toward, skin, |_| true)
+                self.cast_for(entity, &end, layers, (toward, skin), one_way, |_| true)
             && hit.distance < skin
         {
-            let lifted = moved - *toward * (skin - hit.distance);
-            if self.deepest_overlap(entity, &at(lifted), layers).is_none() {
-                moved = lifted;
+            let lifted = at(moved - *toward * (skin - hit.distance));
+            let mover = one_way.then_some(&lifted);
+            if self
+                .deepest_overlap(entity, &lifted, layers, mover)
+                .is_none()
+            {
+                moved -= *toward * (skin - hit.distance);
             }
         }
         let ground = self.ground_under(entity, &at(moved), layers, skin, config);
@@ -199,6 +241,8 @@ where
             motion: moved,
             hits,
             ground,
+            up: config.up,
+            least_upness,
         })
     }
 
@@ -219,7 +263,15 @@ where
             upness >= least_upness && upness > 0.0 && hit.distance * upness <= gap
         };
         let reach = gap / least_upness.max(0.1);
-        self.cast_for(entity, shape, layers, -config.up, reach, is_ground)
+        let one_way = !config.drop_through;
+        self.cast_for(
+            entity,
+            shape,
+            layers,
+            (-config.up, reach),
+            one_way,
+            is_ground,
+        )
     }
 }
 

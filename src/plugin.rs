@@ -8,7 +8,7 @@ use bevy::transform::TransformSystems;
 
 use crate::broad_phase::{BroadPhase, update_broad_phase};
 use crate::collider::{
-    Collider, ColliderDisabled, SweptCollider, Teleported, restore_default_layers,
+    Collider, ColliderDisabled, OneWayPlatform, SweptCollider, Teleported, restore_default_layers,
 };
 use crate::diagnostics::CollisionDiagnostics;
 use crate::entity_set::SpareEntitySets;
@@ -17,7 +17,7 @@ use crate::events::{
     end_contacts_of_removed_collider, queue_disabled_collider, queue_enabled_collider,
     report_collision_changes,
 };
-use crate::hooks::{ActiveHooks, CollisionHooks};
+use crate::hooks::{ActiveHooks, CollisionHooks, InstalledHooks};
 use crate::layers::CollisionLayers;
 use crate::narrow_phase::{Contacts, RejectedPairs, filter_pairs, find_contacts};
 use crate::prepare::update_world_shapes;
@@ -67,6 +67,7 @@ impl RectCollisionPlugin {
         for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
     {
         self.hooks = Some(|app, schedule| {
+            app.insert_resource(InstalledHooks::of::<H>());
             app.add_systems(
                 schedule,
                 filter_pairs::<H>
@@ -93,6 +94,7 @@ impl Plugin for RectCollisionPlugin {
             .register_type::<ColliderDisabled>()
             .register_type::<SweptCollider>()
             .register_type::<Teleported>()
+            .register_type::<OneWayPlatform>()
             .register_type::<ActiveHooks>()
             .register_type::<CollisionLayers>()
             .add_observer(end_contacts_of_removed_collider)

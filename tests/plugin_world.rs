@@ -2,6 +2,7 @@
 
 mod common;
 
+use bevy::math::bounding::Aabb2d;
 use bevy::math::{Dir2, Ray2d};
 use bevy::prelude::*;
 use bevy_rect_collision::geometry::Pose2d;
@@ -178,24 +179,24 @@ fn spatial_queries_find_points_shapes_and_ray_hits() {
     app.add_systems(
         Update,
         |query: SpatialQuery, mut answers: ResMut<Answers>| {
-            let default_layers = CollisionLayers::new(1, 1);
-            answers.at_point = query.point_intersections(Vec2::new(5.0, 1.0), default_layers);
+            let layer_one = SpatialQueryFilter::from_mask(1);
+            answers.at_point = query.point_intersections(Vec2::new(5.0, 1.0), &layer_one);
             answers.in_shape = query.shape_intersections(
                 &Collider::rect(8.0, 1.0),
                 &Pose2d::from_translation(Vec2::new(7.0, 0.0)),
-                default_layers,
+                &layer_one,
             );
             answers.first = query.lowest_shape_intersection(
                 &Collider::circle(0.5),
                 &Pose2d::from_translation(Vec2::new(9.5, 4.0)),
-                default_layers,
+                &layer_one,
             );
             let ray = Ray2d::new(Vec2::ZERO, Dir2::X);
             answers.ray = query
-                .cast_ray(ray, 100.0, default_layers)
+                .cast_ray(ray, 100.0, &layer_one)
                 .map(|(e, hit)| (e, hit.distance));
             answers.ray_on_ghost_layer = query
-                .cast_ray(ray, 100.0, CollisionLayers::new(0b100, 0b100))
+                .cast_ray(ray, 100.0, &SpatialQueryFilter::from_mask(0b100))
                 .map(|(e, _)| e);
         },
     );
@@ -403,4 +404,92 @@ fn layers_removed_by_hand_are_the_default_layers_again() {
 #[test]
 fn layers_removed_by_hand_are_the_default_layers_again_in_a_world_not_read_as_slices() {
     layers_removed_at_rest(true);
+}
+
+/// A query's mask names the layers to find, whatever the colliders' own filters: an enemy that
+/// collides with nothing is found by the enemy mask, and excluded entities never are.
+#[test]
+fn queries_with_a_mask_find_what_it_names_whatever_the_colliders_filters() {
+    const ENEMY: u32 = 1 << 3;
+    const WALL: u32 = 1 << 4;
+    let mut app = app();
+    let enemy = spawn_at(
+        &mut app,
+        at(0.0, 0.0),
+        (Collider::circle(1.0), CollisionLayers::new(ENEMY, 0)),
+    );
+    let picky = spawn_at(
+        &mut app,
+        at(0.5, 0.0),
+        (Collider::circle(1.0), CollisionLayers::new(ENEMY, WALL)),
+    );
+    let wall = spawn_at(
+        &mut app,
+        at(-0.8, 0.0),
+        (Collider::rect(1.0, 4.0), CollisionLayers::new(WALL, ENEMY)),
+    );
+    app.update();
+    #[derive(Resource, Default, Debug, PartialEq)]
+    struct Found(Vec<Vec<Entity>>);
+    app.init_resource::<Found>();
+    app.add_systems(
+        Update,
+        move |query: SpatialQuery, mut found: ResMut<Found>| {
+            found.0.clear();
+            for filter in [
+                SpatialQueryFilter::from_mask(ENEMY),
+                SpatialQueryFilter::from_mask(WALL),
+                SpatialQueryFilter::from_mask(ENEMY).with_excluded_entities([enemy]),
+                SpatialQueryFilter::default(),
+            ] {
+                let ray = Ray2d::new(Vec2::new(-10.0, 0.0), Dir2::X);
+                let pose = Pose2d::from_translation(Vec2::new(-10.0, 0.0));
+                let body = Collider::rect(0.1, 0.1);
+                let mut cast_all: Vec<Entity> =
+                    (query.cast_shape_all(&body, &pose, Dir2::X, 20.0, &filter))
+                        .into_iter()
+                        .map(|(entity, _)| entity)
+                        .collect();
+                cast_all.sort();
+                for answer in [
+                    query.point_intersections(Vec2::new(-0.4, 0.0), &filter),
+                    query.aabb_intersections(Aabb2d::new(Vec2::ZERO, Vec2::splat(0.5)), &filter),
+                    query.shape_intersections(
+                        &body,
+                        &Pose2d::from_translation(Vec2::new(-0.4, 0.0)),
+                        &filter,
+                    ),
+                    cast_all,
+                ] {
+                    found.0.push(answer);
+                }
+                found.0.push(
+                    query
+                        .cast_ray(ray, 20.0, &filter)
+                        .map(|(e, _)| e)
+                        .into_iter()
+                        .collect(),
+                );
+            }
+        },
+    );
+    app.update();
+    let mut all = vec![enemy, picky, wall];
+    all.sort();
+    let mut enemies = vec![enemy, picky];
+    enemies.sort();
+    let expected: Vec<Vec<Entity>> = [enemies, vec![wall], vec![picky], all]
+        .into_iter()
+        .flat_map(|set| {
+            // Along the ray: the wall's face at -1.3, the enemy's at -1, the picky one's at -0.5.
+            let order = |e: Entity| [wall, enemy, picky].iter().position(|&o| o == e);
+            let nearest = vec![set.iter().copied().min_by_key(|&e| order(e)).unwrap()];
+            [set.clone(), set.clone(), set.clone(), set, nearest]
+        })
+        .collect();
+    assert_eq!(
+        app.world().resource::<Found>().0,
+        expected,
+        "each kind of query, each filter"
+    );
 }

@@ -29,30 +29,36 @@ fn shapes(app: &mut App) -> Vec<(Entity, WorldShape, CollisionLayers)> {
     shapes
 }
 
-/// The entities of `shapes` on layers that meet `layers` and pass `hit`, sorted.
+/// Whether a collider of `entity` on `layers` is one `filter` asks for: a membership in its mask,
+/// and not excluded.
+fn wanted(filter: &SpatialQueryFilter, entity: Entity, layers: CollisionLayers) -> bool {
+    filter.mask & layers.memberships != 0 && !filter.excluded_entities.contains(&entity)
+}
+
+/// The entities of `shapes` that `filter` asks for and that pass `hit`, sorted.
 fn brute_force(
     shapes: &[(Entity, WorldShape, CollisionLayers)],
-    layers: CollisionLayers,
+    filter: &SpatialQueryFilter,
     hit: impl Fn(&WorldShape) -> bool,
 ) -> Vec<Entity> {
     shapes
         .iter()
-        .filter(|(_, shape, other)| layers.interacts_with(other) && hit(shape))
+        .filter(|&&(entity, shape, layers)| wanted(filter, entity, layers) && hit(&shape))
         .map(|&(entity, _, _)| entity)
         .collect()
 }
 
-/// The nearest hit of `ray` within `reach` among `shapes` on matching layers, the lower entity on a
-/// tie.
+/// The nearest hit of `ray` within `reach` among the `shapes` that `filter` asks for, the lower
+/// entity on a tie.
 fn brute_force_ray(
     shapes: &[(Entity, WorldShape, CollisionLayers)],
     ray: Ray2d,
     reach: f32,
-    layers: CollisionLayers,
+    filter: &SpatialQueryFilter,
 ) -> Option<(Entity, RayHit)> {
     let mut best: Option<(Entity, RayHit)> = None;
-    for &(entity, shape, other) in shapes {
-        if !layers.interacts_with(&other) {
+    for &(entity, shape, layers) in shapes {
+        if !wanted(filter, entity, layers) {
             continue;
         }
         if let Some(hit) = ray_cast(&shape, ray, reach)
@@ -64,15 +70,15 @@ fn brute_force_ray(
     best
 }
 
-/// Every hit of `collider` at `pose` cast along `direction` within `reach` among `shapes` on
-/// matching layers, nearest first, ties by entity.
+/// Every hit of `collider` at `pose` cast along `direction` within `reach` among the `shapes` that
+/// `filter` asks for, nearest first, ties by entity.
 fn brute_force_casts(
     shapes: &[(Entity, WorldShape, CollisionLayers)],
-    (collider, pose, direction, reach, layers): &Cast,
+    (collider, pose, direction, reach, filter): &Cast,
 ) -> Vec<(Entity, ShapeHit)> {
     let cast = collider.world_shape(pose).expect("a valid shape");
     let mut hits: Vec<(Entity, ShapeHit)> = (shapes.iter())
-        .filter(|(_, _, other)| layers.interacts_with(other))
+        .filter(|&&(entity, _, layers)| wanted(filter, entity, layers))
         .filter_map(|&(entity, shape, _)| {
             shape_cast(&cast, *direction, *reach, &shape).map(|hit| (entity, hit))
         })
@@ -82,7 +88,7 @@ fn brute_force_casts(
 }
 
 /// A shape cast's arguments.
-type Cast = (Collider, Pose2d, Dir2, f32, CollisionLayers);
+type Cast = (Collider, Pose2d, Dir2, f32, SpatialQueryFilter);
 
 /// What each query answered, for one set of random arguments.
 #[derive(Debug, PartialEq)]
@@ -97,17 +103,22 @@ struct Answers {
 
 /// The random arguments of one set of queries.
 struct Arguments {
-    points: Vec<(Vec2, CollisionLayers)>,
-    boxes: Vec<(Aabb2d, CollisionLayers)>,
-    shapes: Vec<(Collider, Pose2d, CollisionLayers)>,
-    rays: Vec<(Ray2d, f32, CollisionLayers)>,
+    points: Vec<(Vec2, SpatialQueryFilter)>,
+    boxes: Vec<(Aabb2d, SpatialQueryFilter)>,
+    shapes: Vec<(Collider, Pose2d, SpatialQueryFilter)>,
+    rays: Vec<(Ray2d, f32, SpatialQueryFilter)>,
     casts: Vec<Cast>,
 }
 
-fn arguments(rng: &mut Rng) -> Arguments {
-    let layers = |rng: &mut Rng| match rng.below(3) {
-        0 => CollisionLayers::ALL,
-        _ => CollisionLayers::new(1 + rng.below(3) as u32, 1 + rng.below(3) as u32),
+/// Random queries, their filters naming layers and leaving out some of `live`.
+fn arguments(rng: &mut Rng, live: &[Entity]) -> Arguments {
+    let layers = |rng: &mut Rng| {
+        let filter = match rng.below(3) {
+            0 => SpatialQueryFilter::default(),
+            _ => SpatialQueryFilter::from_mask(1 + rng.below(3) as u32),
+        };
+        let excluded = (0..rng.below(3) * 20).map(|_| live[rng.below(live.len())]);
+        filter.with_excluded_entities(excluded.collect::<Vec<_>>())
     };
     let point = |rng: &mut Rng| Vec2::new(rng.range(-22.0, 22.0), rng.range(-22.0, 22.0));
     let collider = |rng: &mut Rng| match rng.below(3) {
@@ -166,25 +177,25 @@ fn ask(app: &mut App, arguments: &Arguments) -> Answers {
     app.world_mut()
         .run_system_once(move |query: SpatialQuery| Answers {
             points: (points.iter())
-                .map(|&(point, layers)| query.point_intersections(point, layers))
+                .map(|(point, filter)| query.point_intersections(*point, filter))
                 .collect(),
             boxes: (boxes.iter())
-                .map(|&(aabb, layers)| query.aabb_intersections(aabb, layers))
+                .map(|(aabb, filter)| query.aabb_intersections(*aabb, filter))
                 .collect(),
             shapes: (shapes.iter())
-                .map(|(collider, pose, layers)| query.shape_intersections(collider, pose, *layers))
+                .map(|(collider, pose, filter)| query.shape_intersections(collider, pose, filter))
                 .collect(),
             rays: (rays.iter())
-                .map(|&(ray, reach, layers)| query.cast_ray(ray, reach, layers))
+                .map(|(ray, reach, filter)| query.cast_ray(*ray, *reach, filter))
                 .collect(),
             casts: (casts.iter())
-                .map(|(collider, pose, direction, reach, layers)| {
-                    query.cast_shape(collider, pose, *direction, *reach, *layers)
+                .map(|(collider, pose, direction, reach, filter)| {
+                    query.cast_shape(collider, pose, *direction, *reach, filter)
                 })
                 .collect(),
             casts_all: (casts.iter())
-                .map(|(collider, pose, direction, reach, layers)| {
-                    query.cast_shape_all(collider, pose, *direction, *reach, *layers)
+                .map(|(collider, pose, direction, reach, filter)| {
+                    query.cast_shape_all(collider, pose, *direction, *reach, filter)
                 })
                 .collect(),
         })
@@ -196,23 +207,23 @@ fn expected(shapes: &[(Entity, WorldShape, CollisionLayers)], arguments: &Argume
     let mode = OverlapMode::Closed;
     Answers {
         points: (arguments.points.iter())
-            .map(|&(point, layers)| {
-                brute_force(shapes, layers, |shape| shape.contains_point(point, mode))
+            .map(|(point, filter)| {
+                brute_force(shapes, filter, |shape| shape.contains_point(*point, mode))
             })
             .collect(),
         boxes: (arguments.boxes.iter())
-            .map(|&(aabb, layers)| {
-                brute_force(shapes, layers, |shape| shape.aabb().intersects(&aabb))
+            .map(|(aabb, filter)| {
+                brute_force(shapes, filter, |shape| shape.aabb().intersects(aabb))
             })
             .collect(),
         shapes: (arguments.shapes.iter())
-            .map(|(collider, pose, layers)| {
+            .map(|(collider, pose, filter)| {
                 let query = collider.world_shape(pose).expect("a valid shape");
-                brute_force(shapes, *layers, |shape| query.intersects(shape, mode))
+                brute_force(shapes, filter, |shape| query.intersects(shape, mode))
             })
             .collect(),
         rays: (arguments.rays.iter())
-            .map(|&(ray, reach, layers)| brute_force_ray(shapes, ray, reach, layers))
+            .map(|(ray, reach, filter)| brute_force_ray(shapes, *ray, *reach, filter))
             .collect(),
         casts: (arguments.casts.iter())
             .map(|cast| brute_force_casts(shapes, cast).first().copied())
@@ -269,7 +280,7 @@ fn every_query_matches_brute_force_while_the_world_changes() {
         }
         app.update();
         let shapes = shapes(&mut app);
-        let arguments = arguments(&mut rng);
+        let arguments = arguments(&mut rng, &live);
         let answers = ask(&mut app, &arguments);
         let expected = expected(&shapes, &arguments);
         assert_eq!(

@@ -313,23 +313,12 @@ impl Queries {
 fn query_ours(query: SpatialQuery, mut queries: ResMut<Queries>) {
     let circle = Collider::circle(CAST_RADIUS);
     queries.run(
-        |ray| {
-            query
-                .cast_ray(*ray, RAY_LENGTH, CollisionLayers::ALL)
-                .is_some()
-        },
+        |ray| query.cast_ray(*ray, RAY_LENGTH, &default()).is_some(),
         |ray| {
             let pose = Pose2d::from_translation(ray.origin);
-            (query.cast_shape(
-                &circle,
-                &pose,
-                ray.direction,
-                RAY_LENGTH,
-                CollisionLayers::ALL,
-            ))
-            .is_some()
+            (query.cast_shape(&circle, &pose, ray.direction, RAY_LENGTH, &default())).is_some()
         },
-        |point| query.point_intersections(point, CollisionLayers::ALL).len(),
+        |point| query.point_intersections(point, &default()).len(),
     );
 }
 

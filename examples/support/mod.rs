@@ -54,7 +54,7 @@ fn pick_and_drag(
     if buttons.just_pressed(MouseButton::Left) {
         // The last entity spawned under the cursor is drawn on top: pick it.
         if let Some(&entity) = query
-            .point_intersections(cursor, CollisionLayers::ALL)
+            .point_intersections(cursor, &default())
             .iter()
             .max_by_key(|entity| entity.index_u32())
         {

@@ -324,7 +324,7 @@ fn select_by_click(
         .find_map(|(camera, transform)| camera.viewport_to_world_2d(transform, cursor).ok());
     if let Some(point) = world {
         selected.0 = query
-            .point_intersections(point, CollisionLayers::ALL)
+            .point_intersections(point, &default())
             .first()
             .copied();
     }

@@ -1,6 +1,7 @@
 //! [`RectCollisionDebugPlugin`]: every collider drawn with gizmos, coloured by state.
 
 use bevy::color::palettes::css;
+use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use crate::broad_phase::BroadPhase;
@@ -62,6 +63,11 @@ pub struct CollisionGizmos {
     /// Draw every collider's outline. Colliders marked [`ColliderGizmo::Shown`] are drawn either way.
     /// Defaults to `true`.
     pub colliders: bool,
+    /// Draw the outlines of colliders that stood still since the overlay's last frame, such as the
+    /// tiles of a level, which are most of what there is to draw. Turned off, a still collider is
+    /// drawn only while it touches something, or is selected or [`ColliderGizmo::Shown`]. Defaults to
+    /// `true`.
+    pub still_colliders: bool,
     /// Draw every collider's axis-aligned bounding box. Defaults to `false`.
     pub aabbs: bool,
     /// Draw each touching pair's contact normal (an arrow from the first collider towards the second,
@@ -99,6 +105,7 @@ impl Default for CollisionGizmos {
     fn default() -> Self {
         Self {
             colliders: true,
+            still_colliders: true,
             aabbs: false,
             contacts: true,
             broad_phase: false,
@@ -166,26 +173,43 @@ fn draw_colliders(
     mut gizmos: Gizmos<CollisionGizmos>,
     colliders: Query<(
         Entity,
-        &ColliderWorldShape,
+        Ref<ColliderWorldShape>,
         &CollidingEntities,
         Option<&ColliderGizmo>,
         Has<ColliderDisabled>,
         Has<InvalidCollider>,
     )>,
     selected: Res<SelectedCollider>,
+    broad_phase: Res<BroadPhase>,
+    contacts: Res<Contacts>,
+    mut first_contacts: Local<EntityHashMap<(Vec2, f32)>>,
 ) {
     let config = gizmos.config_ext.clone();
+    find_first_contacts(&broad_phase, &contacts, &mut first_contacts);
     for (entity, shape, touching, visibility, disabled, invalid) in &colliders {
-        let Some(shape) = shape.0 else { continue };
+        let Some(mut outline) = shape.0 else { continue };
+        let is_selected = selected.0 == Some(entity);
         let drawn = match visibility {
             Some(ColliderGizmo::Hidden) => false,
             Some(ColliderGizmo::Shown) => true,
-            None => config.colliders,
+            None => {
+                config.colliders
+                    && (config.still_colliders
+                        || shape.is_changed()
+                        || !touching.is_empty()
+                        || is_selected)
+            }
         };
         if !drawn {
             continue;
         }
-        let color = if selected.0 == Some(entity) {
+        if let Some(&(motion, time)) = first_contacts.get(&entity)
+            && time <= 1.0
+        {
+            outline = outline.translated(-motion * (1.0 - time));
+        }
+        let shape = outline;
+        let color = if is_selected {
             config.selected_color
         } else if disabled || invalid {
             config.inactive_color
@@ -195,6 +219,33 @@ fn draw_colliders(
             config.touching_color
         };
         draw_shape(&mut gizmos, &shape, color);
+    }
+}
+
+/// Each swept collider's motion in the last update, with the earliest time of impact of its pairs
+/// (infinite where it met nothing): drawn at its end pose, a bullet would seem to have passed the
+/// wall it hit, so it is drawn where it met it first.
+fn find_first_contacts(
+    broad_phase: &BroadPhase,
+    contacts: &Contacts,
+    first_contacts: &mut EntityHashMap<(Vec2, f32)>,
+) {
+    first_contacts.clear();
+    first_contacts.extend(
+        (broad_phase.sweeps()).map(|(entity, _, motion)| (entity, (motion, f32::INFINITY))),
+    );
+    if first_contacts.is_empty() {
+        return;
+    }
+    for pair in contacts.iter() {
+        let Some(time) = pair.time_of_impact else {
+            continue;
+        };
+        for entity in [pair.collider1, pair.collider2] {
+            if let Some((_, first)) = first_contacts.get_mut(&entity) {
+                *first = first.min(time);
+            }
+        }
     }
 }
 

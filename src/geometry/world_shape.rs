@@ -61,6 +61,33 @@ impl WorldShape {
         }
     }
 
+    /// The least and greatest of `axis · p` over the points `p` of the shape, as `(min, max)`: its
+    /// projection on `axis` (scaled by the axis's length, for an axis that is not a unit vector).
+    ///
+    /// ```
+    /// use bevy::math::{Rot2, Vec2};
+    /// use bevy_rect_collision::geometry::*;
+    ///
+    /// let turned = WorldShape::RotatedRect(WorldRotatedRect::new(Vec2::ZERO, Vec2::ONE, Rot2::FRAC_PI_4));
+    /// let (low, high) = turned.extent_along(Vec2::Y).into();
+    /// assert!((high - core::f32::consts::SQRT_2).abs() < 1e-6 && (low + high).abs() < 1e-6);
+    /// let circle = WorldShape::Circle(WorldCircle::new(Vec2::new(3.0, 0.0), 1.0));
+    /// assert_eq!(circle.extent_along(Vec2::X), Vec2::new(2.0, 4.0));
+    /// ```
+    #[inline]
+    pub fn extent_along(&self, axis: Vec2) -> Vec2 {
+        let reach = match self {
+            WorldShape::Rect(rect) => axis.abs().dot(rect.half_size),
+            WorldShape::RotatedRect(rect) => {
+                axis.dot(rect.axis_x()).abs() * rect.half_size.x
+                    + axis.dot(rect.axis_y()).abs() * rect.half_size.y
+            }
+            WorldShape::Circle(circle) => axis.length() * circle.radius,
+        };
+        let center = axis.dot(self.center());
+        Vec2::new(center - reach, center + reach)
+    }
+
     /// The four world-space corners of a rectangle, counter-clockwise; `None` for a circle.
     ///
     /// ```
@@ -174,5 +201,54 @@ impl From<WorldRotatedRect> for WorldShape {
 impl From<WorldCircle> for WorldShape {
     fn from(circle: WorldCircle) -> Self {
         WorldShape::Circle(circle)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use core::f32::consts::PI;
+
+    use bevy::math::Rot2;
+
+    use super::*;
+    use crate::geometry::{WorldCircle, WorldRect, WorldRotatedRect};
+    use crate::test_rng::TestRng;
+
+    /// Against the corners' projections, and for a circle the points of 256 directions.
+    #[test]
+    fn extents_along_an_axis_are_those_of_the_shapes_points() {
+        let mut rng = TestRng::new(0xe47e);
+        for _ in 0..2_000 {
+            let center = Vec2::new(rng.range(-50.0, 50.0), rng.range(-50.0, 50.0));
+            let half = Vec2::new(rng.range(0.1, 5.0), rng.range(0.1, 5.0));
+            let axis = Vec2::from_angle(rng.range(-3.2, 3.2)) * rng.range(0.5, 2.0);
+            let shapes = [
+                WorldShape::Rect(WorldRect::new(center, half)),
+                WorldShape::RotatedRect(WorldRotatedRect::new(
+                    center,
+                    half,
+                    Rot2::radians(rng.range(-3.2, 3.2)),
+                )),
+                WorldShape::Circle(WorldCircle::new(center, half.x)),
+            ];
+            for shape in shapes {
+                let points: Vec<Vec2> = match shape.corners() {
+                    Some(corners) => corners.to_vec(),
+                    None => (0..256)
+                        .map(|k| center + Vec2::from_angle(k as f32 / 128.0 * PI) * half.x)
+                        .collect(),
+                };
+                let along = points.iter().map(|point| axis.dot(*point));
+                let low = along.clone().fold(f32::INFINITY, f32::min);
+                let high = along.fold(f32::NEG_INFINITY, f32::max);
+                let extent = shape.extent_along(axis);
+                // The sampled circle reaches a little less far than the circle.
+                let tolerance = 1e-3 * (1.0 + center.length()) + axis.length() * half.x * 1e-3;
+                assert!(
+                    (extent.x - low).abs() <= tolerance && (extent.y - high).abs() <= tolerance,
+                    "{shape:?} along {axis}: {extent} against ({low}, {high})"
+                );
+            }
+        }
     }
 }
