@@ -92,9 +92,9 @@ fn stage_time(duration: core::time::Duration) -> String {
     format!("{:8.1} µs", micros(duration))
 }
 
-/// A stage's time as the panel shows it in a browser, whose clock ticks in steps of 0.1 ms or more
-/// (coarsened against timing attacks): a stage that took less reads 0 or one tick, so both show as
-/// below the step.
+/// A stage's time as the panel shows it in a browser, whose clock ticks in steps of a tenth of a
+/// millisecond or more (coarsened against timing attacks): a stage that took less reads as no tick
+/// or one, so both show as below the step.
 #[cfg(target_arch = "wasm32")]
 fn stage_time(duration: core::time::Duration) -> String {
     if duration <= core::time::Duration::from_micros(100) {
