@@ -300,6 +300,12 @@ impl BroadPhase {
         self.sweeps.get(id as usize).copied().unwrap_or(Vec2::ZERO)
     }
 
+    /// Whether any proxy is swept this update ([`Self::sweep_of`] is zero for every proxy where not).
+    #[inline]
+    pub(crate) fn any_swept(&self) -> bool {
+        !self.swept.is_empty()
+    }
+
     /// Every collider swept in the last update ([`SweptCollider`]), with its shape at the end and
     /// how far it moved.
     pub(crate) fn sweeps(&self) -> impl Iterator<Item = (Entity, WorldShape, Vec2)> + '_ {
