@@ -20,7 +20,8 @@ use bevy::math::bounding::{Aabb2d, BoundingVolume, IntersectsVolume};
 use bevy::prelude::*;
 
 use crate::collider::{
-    ActiveColliderFilter, ActiveColliders, ColliderWorldShape, SweptCollider, Teleported,
+    ActiveColliderFilter, ActiveColliders, ColliderDisabled, ColliderWorldShape, SweptCollider,
+    Teleported,
 };
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
 use crate::geometry::WorldShape;
@@ -181,7 +182,7 @@ pub(crate) struct BroadPhase {
     new_pairs: Vec<(u32, u32)>,
     /// Colliders removed, disabled or enabled since the last update, pushed by the plugin's observers:
     /// their proxies are taken out, and put back where the collider takes part.
-    pub(crate) queue: Vec<Entity>,
+    queue: Vec<Entity>,
     /// Whether a proxy changed, or a pair left, this update.
     anything_changed: bool,
     /// The widths of the fat AABBs, when the cell size is picked.
@@ -300,6 +301,12 @@ impl BroadPhase {
         self.sweeps.get(id as usize).copied().unwrap_or(Vec2::ZERO)
     }
 
+    /// Queues `entity`, whose collider was removed, disabled or enabled again, for the next update:
+    /// its proxy is taken out, and put back where the collider takes part.
+    pub(crate) fn queue(&mut self, entity: Entity) {
+        self.queue.push(entity);
+    }
+
     /// Whether any proxy is swept this update ([`Self::sweep_of`] is zero for every proxy where not).
     #[inline]
     pub(crate) fn any_swept(&self) -> bool {
@@ -415,7 +422,7 @@ impl BroadPhase {
         self.anything_changed = true;
     }
 
-    /// Takes the proxy `id` out; its pairs leave the pair set in this update's sweep.
+    /// Takes the proxy `id` out; its pairs leave the pair set in this update's pruning.
     fn destroy(&mut self, id: u32) {
         self.unplace(id);
         let proxy = &mut self.proxies[id as usize];
@@ -583,13 +590,13 @@ impl BroadPhase {
     /// Takes out of the pair set the pairs of a proxy that went, and those of a moved proxy whose fat
     /// AABBs no longer overlap or whose layers no longer interact. The lists of the proxies touched
     /// this update are walked, or every slot where the lists are not kept.
-    fn sweep_pairs(&mut self) {
+    fn prune_pairs(&mut self) {
         let touched = self.move_buffer.len() + self.freed.len();
         if !self.listed {
             for slot in 0..self.pairs.len() as u32 {
                 let pair = self.pairs[slot as usize];
                 if !pair.is_free() && (self.touched.get(pair.a) || self.touched.get(pair.b)) {
-                    self.sweep_pair(slot, pair);
+                    self.prune_pair(slot, pair);
                 }
             }
         } else {
@@ -602,7 +609,7 @@ impl BroadPhase {
                 while slot != NULL {
                     let pair = self.pairs[slot as usize];
                     let next = self.links[slot as usize].next[side(&pair, id)];
-                    self.sweep_pair(slot, pair);
+                    self.prune_pair(slot, pair);
                     slot = next;
                 }
             }
@@ -612,7 +619,7 @@ impl BroadPhase {
 
     /// Takes `pair`, in `slot`, out of the pair set if a proxy went, their fat AABBs no longer
     /// overlap or their layers no longer interact; lists it if kept with a proxy that changed layers.
-    fn sweep_pair(&mut self, slot: u32, pair: Pair) {
+    fn prune_pair(&mut self, slot: u32, pair: Pair) {
         let (a, b) = (self.proxy(pair.a), self.proxy(pair.b));
         let keep = a.entity != Entity::PLACEHOLDER
             && b.entity != Entity::PLACEHOLDER
@@ -886,9 +893,26 @@ type ColliderRows<'w, 's> = Query<
     ActiveColliderFilter,
 >;
 
+/// Tells the broad phase of a collider disabled or enabled again ([`ColliderDisabled`]): it takes the
+/// proxy out, and its pairs end on its next update, or puts it back.
+pub(crate) fn queue_disabled_collider(
+    toggled: On<Insert, ColliderDisabled>,
+    mut broad_phase: ResMut<BroadPhase>,
+) {
+    broad_phase.queue(toggled.entity);
+}
+
+/// [`queue_disabled_collider`] for the marker's removal.
+pub(crate) fn queue_enabled_collider(
+    enabled: On<Remove, ColliderDisabled>,
+    mut broad_phase: ResMut<BroadPhase>,
+) {
+    broad_phase.queue(enabled.entity);
+}
+
 /// Brings the proxies up to date with the enabled colliders whose world shape or layers changed since
 /// the last update, read a table at a time where Bevy's tables allow, and with the colliders that
-/// came, went or were disabled; then sweeps the pair set and queries the moved proxies for new pairs.
+/// came, went or were disabled; then prunes the pair set and queries the moved proxies for new pairs.
 pub(crate) fn update_broad_phase(
     mut broad_phase: ResMut<BroadPhase>,
     rows: ColliderRows,
@@ -988,7 +1012,7 @@ pub(crate) fn update_broad_phase(
     bp.place_moved();
     bp.pick_listing();
     if bp.anything_changed {
-        bp.sweep_pairs();
+        bp.prune_pairs();
     }
     bp.find_new_pairs();
     bp.anything_changed |= !bp.removed_pairs.is_empty();

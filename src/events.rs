@@ -335,7 +335,7 @@ impl ColliderRemoval<'_, '_> {
     /// Tells the broad phase, which takes `entity`'s proxy out on its next update, and sets the
     /// entity's world shape to `None`.
     fn record(&mut self, entity: Entity) {
-        self.broad_phase.queue.push(entity);
+        self.broad_phase.queue(entity);
         if let Ok(mut world_shape) = self.world_shapes.get_mut(entity) {
             world_shape.0 = None;
         }
@@ -377,23 +377,4 @@ pub(crate) fn end_contacts_of_removed_collider(
         }
     }
     dispatch.end(ended);
-}
-
-/// Tells the broad phase of a collider disabled or enabled again ([`ColliderDisabled`]): it takes the
-/// proxy out, and its pairs end on its next update, or puts it back.
-///
-/// [`ColliderDisabled`]: crate::ColliderDisabled
-pub(crate) fn queue_disabled_collider(
-    toggled: On<Insert, crate::collider::ColliderDisabled>,
-    mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
-) {
-    broad_phase.queue.push(toggled.entity);
-}
-
-/// [`queue_disabled_collider`] for the marker's removal.
-pub(crate) fn queue_enabled_collider(
-    enabled: On<Remove, crate::collider::ColliderDisabled>,
-    mut broad_phase: ResMut<crate::broad_phase::BroadPhase>,
-) {
-    broad_phase.queue.push(enabled.entity);
 }

@@ -6,7 +6,9 @@ use bevy::ecs::system::SystemParamItem;
 use bevy::prelude::*;
 use bevy::transform::TransformSystems;
 
-use crate::broad_phase::{BroadPhase, update_broad_phase};
+use crate::broad_phase::{
+    BroadPhase, queue_disabled_collider, queue_enabled_collider, update_broad_phase,
+};
 use crate::collider::{
     Collider, ColliderDisabled, OneWayPlatform, SweptCollider, Teleported, restore_default_layers,
 };
@@ -14,8 +16,7 @@ use crate::diagnostics::CollisionDiagnostics;
 use crate::entity_set::SpareEntitySets;
 use crate::events::{
     CollisionEnded, CollisionEventKeys, CollisionStarted, PendingStarts,
-    end_contacts_of_removed_collider, queue_disabled_collider, queue_enabled_collider,
-    report_collision_changes,
+    end_contacts_of_removed_collider, report_collision_changes,
 };
 use crate::hooks::{ActiveHooks, CollisionHooks, InstalledHooks};
 use crate::layers::CollisionLayers;
