@@ -864,11 +864,14 @@ mod tests {
     }
 
     /// Against Bevy's own transform of the local points: the corners of a turned rectangle and the
-    /// centre of a circle, under turned, mirrored and scaled transforms, and turned every frame.
+    /// centre of a circle, under turned, mirrored and scaled transforms, and turned every frame for
+    /// a few frames and for long.
     #[test]
     fn world_shapes_put_local_points_where_the_transform_puts_them() {
         let mut rng = crate::test_rng::TestRng::new(0x51f1_5eed);
+        // Turned for 5,000 frames, the axes' lengths drift out of an unscaled transform's range.
         let mut transforms: Vec<GlobalTransform> = turned_every_frame(20)
+            .chain(turned_every_frame(5000).step_by(100))
             .map(|(_, transform)| transform)
             .collect();
         for _ in 0..5_000 {
