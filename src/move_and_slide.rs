@@ -227,13 +227,14 @@ where
                 self.cast_for(entity, &end, layers, (toward, skin), one_way, |_| true)
             && hit.distance < skin
         {
-            let lifted = at(moved - *toward * (skin - hit.distance));
-            let mover = one_way.then_some(&lifted);
+            let lifted = moved - *toward * (skin - hit.distance);
+            let shape = at(lifted);
+            let mover = one_way.then_some(&shape);
             if self
-                .deepest_overlap(entity, &lifted, layers, mover)
+                .deepest_overlap(entity, &shape, layers, mover)
                 .is_none()
             {
-                moved -= *toward * (skin - hit.distance);
+                moved = lifted;
             }
         }
         let ground = self.ground_under(entity, &at(moved), layers, skin, config);
