@@ -113,9 +113,16 @@ pub struct Contacts {
     /// reports.
     pub(crate) started: Vec<Start>,
     pub(crate) ended: Vec<(Entity, Entity)>,
-    /// Each task's verdicts, kept between updates: the slot and the contact, if any, of each pair it
-    /// tested, and where a swept pair first touched.
-    task_verdicts: Vec<Vec<Verdict>>,
+    /// What each task tested, kept between updates.
+    tested: Vec<Tested>,
+}
+
+/// What one task of the narrow phase tested: how many pairs, and the verdicts left for the serial
+/// pass.
+#[derive(Debug, Default)]
+struct Tested {
+    count: usize,
+    verdicts: Vec<Verdict>,
 }
 
 impl Contacts {
@@ -166,6 +173,26 @@ impl Contacts {
             self.index.remove(&pair.key());
             self.ended.push(pair.key());
         }
+    }
+
+    /// Takes in the `verdict` of a pair that touched and still touches, bringing its contact `held`
+    /// up to date, or of one that neither touched nor touches; answers whether it did. A start or
+    /// an end is left to [`Self::record`], which the serial pass runs.
+    #[inline]
+    fn update_in_place(held: &mut Option<PairContact>, &(_, contact, impact): &Verdict) -> bool {
+        let Some(pair) = held else {
+            return contact.is_none() && impact.is_none();
+        };
+        let touching = contact.or(impact.map(|impact| Contact {
+            normal: impact.normal,
+            depth: 0.0,
+        }));
+        let Some(contact) = touching else {
+            return false;
+        };
+        pair.contact = contact;
+        pair.time_of_impact = impact.map(|impact| impact.time_of_impact);
+        true
     }
 
     /// Records the verdict of the test of the pair in `slot`, normals pointing from its first
@@ -274,19 +301,29 @@ pub(crate) fn find_contacts(
             (slot as u32, a.contact(b, mode), impact)
         };
         // The pairs of a few changed proxies are found through their lists, of many by a pass over
-        // every slot.
+        // every slot. The pass splits the slots among its tasks, and each brings the contacts of
+        // pairs that still touch up to date in place: only starts and ends wait for the serial pass
+        // (workload `clustered` of `collision_bench`).
         let changed = bp.changed_proxies();
         let scan = test_all || !bp.listed();
         let items = if scan { pairs.len() } else { changed.len() };
-        let run = move |range: Range<usize>, out: &mut Vec<Verdict>| {
-            out.clear();
+        let run = move |range: Range<usize>, held: &mut [Option<PairContact>], out: &mut Tested| {
+            out.verdicts.clear();
+            out.count = 0;
             if scan {
-                let slots = range.clone().zip(&pairs[range]);
-                let tested = slots.filter(|(_, pair)| {
-                    !pair.is_free()
-                        && (test_all || bp.changed_now(pair.a) || bp.changed_now(pair.b))
-                });
-                out.extend(tested.map(|(slot, pair)| test(slot, pair)));
+                let slots = range.clone().zip(&pairs[range]).zip(held);
+                for ((slot, pair), held) in slots {
+                    if pair.is_free()
+                        || !(test_all || bp.changed_now(pair.a) || bp.changed_now(pair.b))
+                    {
+                        continue;
+                    }
+                    out.count += 1;
+                    let verdict = test(slot, pair);
+                    if !Contacts::update_in_place(held, &verdict) {
+                        out.verdicts.push(verdict);
+                    }
+                }
                 return;
             }
             for &id in &changed[range] {
@@ -295,8 +332,10 @@ pub(crate) fn find_contacts(
                     let other = pair.other(id);
                     id < other || !bp.changed_now(other)
                 });
-                out.extend(once.map(|(slot, pair)| test(slot as usize, &pair)));
+                out.verdicts
+                    .extend(once.map(|(slot, pair)| test(slot as usize, &pair)));
             }
+            out.count = out.verdicts.len();
         };
         let shapes = |pair: Pair| {
             move || {
@@ -304,28 +343,39 @@ pub(crate) fn find_contacts(
                 (entities, (*bp.shape(pair.a), *bp.shape(pair.b)))
             }
         };
-        let mut verdicts = core::mem::take(&mut contacts.task_verdicts);
+        let mut tested = core::mem::take(&mut contacts.tested);
+        let slots = &mut contacts.slots[..];
         match pool_for(items, PARALLEL_THRESHOLD) {
             Some(pool) => {
                 let chunk = items.div_ceil(pool.thread_num() * 4);
-                verdicts.resize_with(items.div_ceil(chunk), Vec::new);
+                tested.resize_with(items.div_ceil(chunk), Tested::default);
+                // Each task's share of the slots, where it scans them.
+                let mut shares = slots.chunks_mut(chunk);
                 pool.scope(|scope| {
-                    for (k, out) in verdicts.iter_mut().enumerate() {
+                    for (k, out) in tested.iter_mut().enumerate() {
                         let range = k * chunk..((k + 1) * chunk).min(items);
-                        scope.spawn(async move { run(range, out) });
+                        let held = if scan {
+                            shares.next().unwrap_or_default()
+                        } else {
+                            &mut []
+                        };
+                        scope.spawn(async move { run(range, held, out) });
                     }
                 });
             }
             None => {
-                verdicts.resize_with(1, Vec::new);
-                run(0..items, &mut verdicts[0]);
+                tested.resize_with(1, Tested::default);
+                let held = if scan { slots } else { &mut [] };
+                run(0..items, held, &mut tested[0]);
             }
         }
-        for &verdict in verdicts.iter().flatten() {
-            contacts.record(verdict, shapes(pairs[verdict.0 as usize]));
+        for out in &tested {
+            for &verdict in &out.verdicts {
+                contacts.record(verdict, shapes(pairs[verdict.0 as usize]));
+            }
         }
-        diagnostics.tested_pairs = verdicts.iter().map(Vec::len).sum();
-        contacts.task_verdicts = verdicts;
+        diagnostics.tested_pairs = tested.iter().map(|out| out.count).sum();
+        contacts.tested = tested;
     }
     diagnostics.touching_pairs = contacts.len();
     diagnostics.timings.narrow_phase = timer.elapsed();

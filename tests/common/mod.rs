@@ -420,7 +420,30 @@ pub fn assert_matches_brute_force(app: &mut App, context: &str) -> Vec<(Entity, 
         expected,
         "{context}: the Contacts resource against brute force"
     );
+    assert_contacts_are_current(app, context);
     expected
+}
+
+/// Fails, naming `context`, unless every contact in [`Contacts`] (but those found on the way of a
+/// sweep) is the one the shapes give now.
+pub fn assert_contacts_are_current(app: &mut App, context: &str) {
+    let mut state = app.world_mut().query::<&ColliderWorldShape>();
+    let shapes = state.query(app.world());
+    let contacts = app.world().resource::<Contacts>();
+    for pair in contacts.iter().filter(|pair| pair.time_of_impact.is_none()) {
+        let shape = |entity| shapes.get(entity).ok().and_then(|shape| shape.0);
+        let (a, b) = (shape(pair.collider1), shape(pair.collider2));
+        let now = a
+            .zip(b)
+            .and_then(|(a, b)| a.contact(&b, OverlapMode::Closed));
+        assert_eq!(
+            Some(pair.contact),
+            now,
+            "{context}: the contact of {}-{} is the shapes' now",
+            pair.collider1,
+            pair.collider2
+        );
+    }
 }
 
 /// Checks the broad phase's invariants ([`internals::validate_broad_phase`]), and that every enabled collider
