@@ -183,11 +183,7 @@ impl Contacts {
         let Some(pair) = held else {
             return contact.is_none() && impact.is_none();
         };
-        let touching = contact.or(impact.map(|impact| Contact {
-            normal: impact.normal,
-            depth: 0.0,
-        }));
-        let Some(contact) = touching else {
+        let Some(contact) = touching(contact, impact) else {
             return false;
         };
         pair.contact = contact;
@@ -204,10 +200,7 @@ impl Contacts {
         (slot, contact, impact): Verdict,
         shapes: impl FnOnce() -> ((Entity, Entity), (WorldShape, WorldShape)),
     ) {
-        let touching = contact.or(impact.map(|impact| Contact {
-            normal: impact.normal,
-            depth: 0.0,
-        }));
+        let touching = touching(contact, impact);
         let held = &mut self.slots[slot as usize];
         let time_of_impact = impact.map(|impact| impact.time_of_impact);
         match (held.as_mut(), touching) {
@@ -248,6 +241,16 @@ impl Contacts {
             (None, None) => {}
         }
     }
+}
+
+/// The contact of a tested pair that touches: at the end of the update, or else on the way of a
+/// sweep, with no depth.
+#[inline]
+fn touching(contact: Option<Contact>, impact: Option<Impact>) -> Option<Contact> {
+    contact.or(impact.map(|impact| Contact {
+        normal: impact.normal,
+        depth: 0.0,
+    }))
 }
 
 /// The slot of a tested pair, its contact at the end of the update, and where it first touched on

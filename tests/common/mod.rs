@@ -430,8 +430,8 @@ pub fn assert_contacts_are_current(app: &mut App, context: &str) {
     let mut state = app.world_mut().query::<&ColliderWorldShape>();
     let shapes = state.query(app.world());
     let contacts = app.world().resource::<Contacts>();
+    let shape = |entity| shapes.get(entity).ok().and_then(|shape| shape.0);
     for pair in contacts.iter().filter(|pair| pair.time_of_impact.is_none()) {
-        let shape = |entity| shapes.get(entity).ok().and_then(|shape| shape.0);
         let (a, b) = (shape(pair.collider1), shape(pair.collider2));
         let now = a
             .zip(b)
