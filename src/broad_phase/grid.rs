@@ -124,10 +124,11 @@ impl LooseGrid {
 
     #[inline]
     fn bucket_of(&self, cell: IVec2) -> usize {
-        // Fibonacci hashing of the two coordinates packed in one word: the multiplication's high bits
-        // mix every bit of both, where its low bits would keep the coordinates' low bits apart.
-        let packed = (u64::from(cell.x as u32) << 32) | u64::from(cell.y as u32);
-        (packed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        // A row's cells go to neighbouring buckets, so that a query reads each row of its box in
+        // sequence; the rows begin at buckets scattered by Fibonacci hashing, whose high bits mix
+        // every bit of the row.
+        let row = u64::from(cell.y as u32).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift;
+        (row as usize).wrapping_add(cell.x as u32 as usize) & (self.buckets.len() - 1)
     }
 
     /// The entries of the bucket of `cell`, which may hold other cells' too.
