@@ -4,8 +4,8 @@
 //! AABB*: its box grown by a *margin*, a share of its size. A proxy that was added, changed layers, or
 //! whose box left its fat AABB goes into the *move buffer*; only those are re-inserted and queried for
 //! new pairs. The *pair set* holds every pair of proxies whose fat AABBs overlap and whose layers
-//! interact, and persists between updates: a pair leaves it when its fat AABBs stop overlapping, its
-//! layers stop interacting, or one of its colliders goes. A collider that stays inside its fat AABB
+//! interact, but for two regions of one tile map, and persists between updates: a pair leaves it when
+//! its fat AABBs stop overlapping, its layers stop interacting, or one of its colliders goes. A collider that stays inside its fat AABB
 //! costs the copy of its new shape, and one that does not move costs nothing.
 //!
 //! The proxies live in a hierarchy of loose grids (`grid.rs`), each level's cells twice as wide as
@@ -28,6 +28,7 @@ use crate::geometry::WorldShape;
 use crate::hooks::ActiveHooks;
 use crate::layers::CollisionLayers;
 use crate::prepare::{ChangedSince, for_each_changed_row};
+use crate::tilemap::TileRegionOf;
 pub(crate) use grid::segment_in;
 use grid::{LooseGrid, NOWHERE};
 
@@ -58,11 +59,29 @@ pub(crate) struct Proxy {
     /// [`Entity::PLACEHOLDER`] for a free proxy.
     pub(crate) entity: Entity,
     pub(crate) layers: CollisionLayers,
+    /// The tile map whose regions the collider is one of, as [`group_of`] gives it, or 0: a map's
+    /// regions never pair with one another, as flush tiles would all touch.
+    group: u32,
     pub(crate) fat: Aabb2d,
     /// The fat AABB before this update's move, for a proxy in the move buffer: which pairs it had.
     old_fat: Aabb2d,
     /// The level holding the proxy, or [`NULL`] while in none.
     level: u32,
+}
+
+impl Proxy {
+    /// Whether the pair of this proxy and `other` may be in the pair set, their fat AABBs aside: their
+    /// layers interact, and they are not regions of one tile map.
+    #[inline]
+    fn pairs_with(&self, other: &Proxy) -> bool {
+        self.layers.interacts_with(&other.layers) && (self.group == 0 || self.group != other.group)
+    }
+}
+
+/// The group of a collider that is a region of the tile map `map`: the map entity's index and one.
+#[inline]
+fn group_of(map: Option<&TileRegionOf>) -> u32 {
+    map.map_or(0, |map| map.0.index_u32().wrapping_add(1))
 }
 
 /// Once a proxy in this many changed in an update, the pairs of the changed proxies are found by a
@@ -159,7 +178,7 @@ pub(crate) struct BroadPhase {
     changed_list: Vec<u32>,
     /// The proxies in the move buffer this update, and those taken out.
     touched: ProxyFlags,
-    /// The proxies whose layers changed this update.
+    /// The proxies whose layers or group changed this update.
     relayered: ProxyFlags,
     /// The pair set: its pairs in slots that keep their index while the pair lasts, which the narrow
     /// phase keeps its contacts by.
@@ -382,10 +401,11 @@ impl BroadPhase {
     }
 
     /// Adds a proxy for `entity`, in the move buffer, in neither structure yet.
-    fn create(&mut self, entity: Entity, shape: WorldShape, layers: CollisionLayers) {
+    fn create(&mut self, entity: Entity, shape: WorldShape, layers: CollisionLayers, group: u32) {
         let proxy = Proxy {
             entity,
             layers,
+            group,
             fat: fatten(&shape, Vec2::ZERO, 0.0),
             old_fat: NOWHERE,
             level: NULL,
@@ -433,9 +453,9 @@ impl BroadPhase {
         self.anything_changed = true;
     }
 
-    /// Gives the proxy `id` a new shape and layers; puts it in the move buffer when its box left its
-    /// fat AABB or its layers changed.
-    fn update(&mut self, id: u32, shape: WorldShape, layers: CollisionLayers) {
+    /// Gives the proxy `id` a new shape, layers and group; puts it in the move buffer when its box left
+    /// its fat AABB or its layers or group changed.
+    fn update(&mut self, id: u32, shape: WorldShape, layers: CollisionLayers, group: u32) {
         let displacement = shape.center() - self.shapes[id as usize].center();
         let widest = self.lowest_widest();
         self.shapes[id as usize] = shape;
@@ -444,12 +464,13 @@ impl BroadPhase {
         self.anything_changed = true;
         let proxy = &mut self.proxies[id as usize];
         let left = !proxy.fat.contains(&shape.aabb());
-        let relayered = proxy.layers != layers;
+        let relayered = proxy.layers != layers || proxy.group != group;
         if !left && !relayered {
             return;
         }
         if relayered {
             proxy.layers = layers;
+            proxy.group = group;
             self.relayered.set(id);
         }
         if !self.touched.get(id) {
@@ -489,18 +510,19 @@ impl BroadPhase {
         entity: Entity,
         shape: Option<WorldShape>,
         layers: CollisionLayers,
+        group: u32,
         sweeps: bool,
     ) {
         match (self.proxy_id(entity), shape) {
             (Some(id), Some(shape)) => {
-                self.update(id, shape, layers);
+                self.update(id, shape, layers, group);
                 let motion = self.moves[id as usize];
                 if sweeps && motion != Vec2::ZERO {
                     self.sweep(id, motion);
                 }
             }
             (None, Some(shape)) => {
-                self.create(entity, shape, layers);
+                self.create(entity, shape, layers, group);
                 self.invalid.remove(&entity);
             }
             (Some(id), None) => {
@@ -624,7 +646,7 @@ impl BroadPhase {
         let keep = a.entity != Entity::PLACEHOLDER
             && b.entity != Entity::PLACEHOLDER
             && a.fat.intersects(&b.fat)
-            && a.layers.interacts_with(&b.layers);
+            && a.pairs_with(b);
         if !keep {
             self.remove_pair(slot);
         } else if self.relayered.get(pair.a) || self.relayered.get(pair.b) {
@@ -746,10 +768,7 @@ impl BroadPhase {
             let mut add = |other: u32| {
                 let found = &proxies[other as usize];
                 let other_moved = touched.get(other);
-                if other == id
-                    || (other_moved && other < id)
-                    || !proxy.layers.interacts_with(&found.layers)
-                {
+                if other == id || (other_moved && other < id) || !proxy.pairs_with(found) {
                     return;
                 }
                 let held = if relayered.get(id) || relayered.get(other) {
@@ -782,10 +801,10 @@ impl BroadPhase {
     }
 
     /// Checks the broad phase's invariants, panicking with the first broken one: the levels keep
-    /// their own rules and hold every proxy once, each in the lowest level that fits it; every proxy's box lies inside its fat AABB; and the
-    /// pair set is exactly the set of pairs of proxies whose fat AABBs overlap and whose layers
-    /// interact, found by brute force, each once, the lower entity first. Takes time quadratic in the
-    /// proxies: for tests.
+    /// their own rules and hold every proxy once, each in the lowest level that fits it; every proxy's
+    /// box lies inside its fat AABB; and the pair set is exactly the set of pairs of proxies whose fat
+    /// AABBs overlap and that may pair ([`Proxy::pairs_with`]), found by brute force, each once, the
+    /// lower entity first. Takes time quadratic in the proxies: for tests.
     pub(crate) fn validate(&self) {
         let live: Vec<u32> = self.live_ids().collect();
         let placed: usize = self.levels.iter().map(LooseGrid::len).sum();
@@ -819,8 +838,7 @@ impl BroadPhase {
                 "proxy {id} found by its entity"
             );
         }
-        let overlapping =
-            |a: &Proxy, b: &Proxy| a.fat.intersects(&b.fat) && a.layers.interacts_with(&b.layers);
+        let overlapping = |a: &Proxy, b: &Proxy| a.fat.intersects(&b.fat) && a.pairs_with(b);
         let expected: Vec<(u32, u32)> = (live.iter().enumerate())
             .flat_map(|(k, &a)| live[k + 1..].iter().map(move |&b| (a, b)))
             .filter(|&(a, b)| overlapping(self.proxy(a), self.proxy(b)))
@@ -878,8 +896,8 @@ fn fatten(shape: &WorldShape, displacement: Vec2, widest: f32) -> Aabb2d {
     }
 }
 
-/// The enabled colliders with their world shapes and layers, and those components' change ticks, and
-/// whether each is swept and teleported.
+/// The enabled colliders with their world shapes and layers, and those components' change ticks,
+/// whether each is swept and teleported, and the tile map of those that are a map's regions.
 type ColliderRows<'w, 's> = Query<
     'w,
     's,
@@ -889,6 +907,7 @@ type ColliderRows<'w, 's> = Query<
         Ref<'static, CollisionLayers>,
         Has<SweptCollider>,
         Has<Teleported>,
+        Option<&'static TileRegionOf>,
     ),
     ActiveColliderFilter,
 >;
@@ -917,6 +936,7 @@ pub(crate) fn update_broad_phase(
     mut broad_phase: ResMut<BroadPhase>,
     rows: ColliderRows,
     colliders: ActiveColliders,
+    regions: Query<&TileRegionOf>,
     hooked: Query<Entity, With<ActiveHooks>>,
     mut unhooked: RemovedComponents<ActiveHooks>,
     mut diagnostics: ResMut<CollisionDiagnostics>,
@@ -947,7 +967,7 @@ pub(crate) fn update_broad_phase(
     }
     match rows.contiguous_iter() {
         Ok(tables) => {
-            for (entities, shapes, layers, swept, teleported) in tables {
+            for (entities, shapes, layers, swept, teleported, maps) in tables {
                 let since = ChangedSince::new(shapes.last_run_tick(), shapes.this_run_tick());
                 let (shape_ticks, layer_ticks) =
                     (shapes.changed_ticks_slice(), layers.changed_ticks_slice());
@@ -959,15 +979,17 @@ pub(crate) fn update_broad_phase(
                         entities[row],
                         shapes[row].0,
                         layers[row],
+                        group_of(maps.map(|maps| &maps[row])),
                         swept && !teleported,
                     );
                 });
             }
         }
         Err(_) => {
-            for (entity, shape, layers, swept, teleported) in &rows {
+            for (entity, shape, layers, swept, teleported, map) in &rows {
                 if shape.is_changed() || layers.is_changed() {
-                    bp.take_change(entity, shape.0, *layers, swept && !teleported);
+                    let group = group_of(map);
+                    bp.take_change(entity, shape.0, *layers, group, swept && !teleported);
                 }
             }
         }
@@ -979,7 +1001,10 @@ pub(crate) fn update_broad_phase(
         match (bp.proxy_id(entity), active) {
             (Some(id), None) => bp.destroy(id),
             (None, Some((_, shape, layers))) => match shape.0 {
-                Some(shape) => bp.create(entity, shape, *layers),
+                Some(shape) => {
+                    let group = group_of(regions.get(entity).ok());
+                    bp.create(entity, shape, *layers, group);
+                }
                 None => {
                     bp.invalid.insert(entity);
                 }

@@ -23,6 +23,7 @@ pub mod query;
 mod settings;
 #[cfg(test)]
 mod test_rng;
+pub mod tilemap;
 
 pub use collider::{
     ActiveColliderFilter, Collider, ColliderDisabled, ColliderError, ColliderShape,
@@ -38,6 +39,7 @@ pub use narrow_phase::{Contacts, PairContact};
 pub use plugin::{CollisionSystems, RectCollisionPlugin};
 pub use query::{SpatialQuery, SpatialQueryFilter};
 pub use settings::CollisionSettings;
+pub use tilemap::{TileRegion, TileRegionOf, TileRegions, TilemapCollider};
 
 /// Everything a game needs: `use bevy_rect_collision::prelude::*;`.
 pub mod prelude {
@@ -47,7 +49,8 @@ pub mod prelude {
         CollidingEntities, CollisionDiagnostics, CollisionEnded, CollisionHooks, CollisionLayers,
         CollisionSettings, CollisionStarted, CollisionSystems, Contacts, InvalidCollider,
         MoveAndSlideConfig, MoveAndSlideOutput, OneWayPlatform, RectCollisionPlugin, SpatialQuery,
-        SpatialQueryFilter, SweptCollider, Teleported,
+        SpatialQueryFilter, SweptCollider, Teleported, TileRegion, TileRegionOf, TileRegions,
+        TilemapCollider,
     };
 
     #[cfg(feature = "egui")]

@@ -23,6 +23,7 @@ use crate::layers::CollisionLayers;
 use crate::narrow_phase::{Contacts, RejectedPairs, filter_pairs, find_contacts};
 use crate::prepare::update_world_shapes;
 use crate::settings::CollisionSettings;
+use crate::tilemap::{TileRegion, TilemapCollider, update_tilemap_regions};
 
 /// Collision detection for every entity with a [`Collider`].
 ///
@@ -98,6 +99,8 @@ impl Plugin for RectCollisionPlugin {
             .register_type::<OneWayPlatform>()
             .register_type::<ActiveHooks>()
             .register_type::<CollisionLayers>()
+            .register_type::<TilemapCollider>()
+            .register_type::<TileRegion>()
             .add_observer(end_contacts_of_removed_collider)
             .add_observer(queue_disabled_collider)
             .add_observer(queue_enabled_collider)
@@ -125,6 +128,18 @@ impl Plugin for RectCollisionPlugin {
             app.configure_sets(
                 PostUpdate,
                 CollisionSystems::Prepare.after(TransformSystems::Propagate),
+            );
+            // After propagation, so that a map's regions follow it in the update it moves.
+            app.add_systems(
+                PostUpdate,
+                update_tilemap_regions
+                    .after(TransformSystems::Propagate)
+                    .before(CollisionSystems::Prepare),
+            );
+        } else {
+            app.add_systems(
+                self.schedule,
+                update_tilemap_regions.before(CollisionSystems::Prepare),
             );
         }
         app.add_systems(

@@ -15,6 +15,7 @@ use crate::layers::CollisionLayers;
 use crate::narrow_phase::Contacts;
 use crate::plugin::CollisionSystems;
 use crate::query::SpatialQuery;
+use crate::tilemap::TileRegion;
 
 /// How many updates of stage timings the panel's plot keeps.
 const HISTORY_LENGTH: usize = 240;
@@ -65,6 +66,7 @@ type InspectedColliders<'w, 's> = Query<
         &'static CollisionLayers,
         Has<ColliderDisabled>,
         Has<InvalidCollider>,
+        Option<&'static TileRegion>,
     ),
 >;
 
@@ -249,7 +251,7 @@ fn selection(
         ui.weak("Click a collider or a pair to inspect it.");
         return;
     };
-    let Ok((collider, shape, layers, disabled, invalid)) = colliders.get(entity) else {
+    let Ok((collider, shape, layers, disabled, invalid, region)) = colliders.get(entity) else {
         selected.0 = None;
         return;
     };
@@ -262,6 +264,14 @@ fn selection(
     ui.monospace(format!("{:?}", collider.shape));
     if collider.offset != Vec2::ZERO {
         ui.monospace(format!("offset {:?}", collider.offset));
+    }
+    if let Some(region) = region {
+        ui.monospace(format!(
+            "tiles of kind {}: cells {} to {}",
+            region.kind,
+            region.min,
+            region.max - 1
+        ));
     }
     if disabled {
         ui.colored_label(egui::Color32::GRAY, "disabled");

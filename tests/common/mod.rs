@@ -141,27 +141,46 @@ pub fn at(x: f32, y: f32) -> Transform {
 }
 
 /// Every touching pair according to the geometry functions alone, over the current world shapes of
-/// enabled colliders, with layers applied: the brute-force reference.
+/// enabled colliders, with layers applied and no pair of two regions of one tile map: the brute-force
+/// reference.
 pub fn brute_force_pairs(app: &mut App) -> Vec<(Entity, Entity)> {
-    let mut query = app.world_mut().query_filtered::<(
-        Entity,
-        &ColliderWorldShape,
-        &CollisionLayers,
-    ), (With<Collider>, Without<ColliderDisabled>)>();
+    let mut query = app
+        .world_mut()
+        .query_filtered::<BruteForceRow, (With<Collider>, Without<ColliderDisabled>)>();
     touching_pairs(query.iter(app.world()))
 }
 
-/// The pairs of `colliders` whose layers match and whose shapes touch, each `(lower, higher)`, sorted.
+/// What brute force reads of a collider: its shape, its layers, and its tile map where it is one of a
+/// map's regions.
+type BruteForceRow = (
+    Entity,
+    &'static ColliderWorldShape,
+    &'static CollisionLayers,
+    Option<&'static TileRegionOf>,
+);
+
+/// The pairs of `colliders` whose layers match, which are not regions of one tile map, and whose
+/// shapes touch, each `(lower, higher)`, sorted.
 fn touching_pairs<'a>(
-    colliders: impl Iterator<Item = (Entity, &'a ColliderWorldShape, &'a CollisionLayers)>,
+    colliders: impl Iterator<
+        Item = (
+            Entity,
+            &'a ColliderWorldShape,
+            &'a CollisionLayers,
+            Option<&'a TileRegionOf>,
+        ),
+    >,
 ) -> Vec<(Entity, Entity)> {
     let shapes: Vec<_> = colliders
-        .filter_map(|(e, s, l)| s.0.map(|s| (e, s, *l)))
+        .filter_map(|(e, s, l, map)| s.0.map(|s| (e, s, *l, map.map(|map| map.0))))
         .collect();
     let mut pairs = Vec::new();
-    for (i, (a, shape_a, layers_a)) in shapes.iter().enumerate() {
-        for (b, shape_b, layers_b) in &shapes[i + 1..] {
-            if layers_a.interacts_with(layers_b) && shape_a.intersects(shape_b, OverlapMode::Closed)
+    for (i, (a, shape_a, layers_a, map_a)) in shapes.iter().enumerate() {
+        for (b, shape_b, layers_b, map_b) in &shapes[i + 1..] {
+            let one_map = map_a.is_some() && map_a == map_b;
+            if layers_a.interacts_with(layers_b)
+                && !one_map
+                && shape_a.intersects(shape_b, OverlapMode::Closed)
             {
                 pairs.push((*a.min(b), *a.max(b)));
             }
@@ -180,10 +199,7 @@ pub struct PairsAtNarrowPhase(pub Vec<(Entity, Entity)>);
 /// Makes the app keep [`PairsAtNarrowPhase`] each update.
 pub fn record_pairs_at_narrow_phase(app: &mut App) {
     fn take(
-        colliders: Query<
-            (Entity, &ColliderWorldShape, &CollisionLayers),
-            (With<Collider>, Without<ColliderDisabled>),
-        >,
+        colliders: Query<BruteForceRow, (With<Collider>, Without<ColliderDisabled>)>,
         mut pairs: ResMut<PairsAtNarrowPhase>,
     ) {
         pairs.0 = touching_pairs(colliders.iter());
