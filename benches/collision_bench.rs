@@ -42,7 +42,11 @@
 //! - `clustered`: W1's shapes in 16 Gaussian clusters in a mostly empty world of side 16√N;
 //! - `bullets`: N/2 targets of W1 at up to 0.7 units a second per axis, and N/120 circles of radius
 //!   0.2 fired a frame at 40 units a second, each despawned after 60 frames;
-//! - `sizes`: W1 with both sides log-uniform from 0.25 to 40, in a world of side 8√N.
+//! - `sizes`: W1 with both sides log-uniform from 0.25 to 40, in a world of side 8√N;
+//! - `tilemap`: N colliders of W1 over a `TilemapCollider` of `--map M` × M unit cells (1,000 unless
+//!   told; 0 for the colliders alone, in a world of side 1,000), about 45% solid in round blobs of
+//!   three kinds; `--edits E` flips E random cells a frame. It prints how long the first update,
+//!   which spawns the map's regions, took.
 //!
 //! `--games` runs W1, `level`, `clustered`, `bullets` and `sizes` at 10,000 and 100,000 colliders: the
 //! workloads the broad phase is chosen on. `--queries` casts 1,000 rays of length 20 and asks about
@@ -129,6 +133,9 @@ enum Workload {
     Resting,
     /// A level, clusters, bullets or log-uniform sizes ([`GameWorkload`]).
     Game(GameWorkload),
+    /// W1's colliders over a `TilemapCollider` of `--map` × `--map` unit cells, about 45% solid in
+    /// blobs of three kinds, the colliders spread over the whole map.
+    Tilemap,
 }
 
 impl Workload {
@@ -144,6 +151,7 @@ impl Workload {
             "clustered" => Self::Game(GameWorkload::Clustered),
             "bullets" => Self::Game(GameWorkload::Bullets),
             "sizes" => Self::Game(GameWorkload::Sizes),
+            "tilemap" => Self::Tilemap,
             _ => return None,
         })
     }
@@ -160,15 +168,18 @@ impl Workload {
             Self::Game(GameWorkload::Clustered) => "clustered",
             Self::Game(GameWorkload::Bullets) => "bullets",
             Self::Game(GameWorkload::Sizes) => "sizes 0.25 to 40",
+            Self::Tilemap => "tilemap",
         }
     }
 
-    /// Side of the square world for `n` colliders.
-    fn side(self, n: usize) -> f32 {
+    /// Side of the square world for `n` colliders, and a tile map of `map` cells a side.
+    fn side(self, n: usize, map: u32) -> f32 {
         match self {
             // About 8 neighbours each: a density of 0.5 colliders per unit square.
             Self::DensePile => (n as f32 / 0.5).sqrt(),
             Self::Game(game) => game.side(n),
+            // The colliders alone (`--map 0`) move in the default map's world.
+            Self::Tilemap => (if map > 0 { map } else { 1_000 }) as f32,
             _ => 4.0 * (n as f32).sqrt(),
         }
     }
@@ -224,6 +235,39 @@ struct Bench {
     frame: usize,
     /// How many colliders the workload was asked for.
     n: usize,
+    /// The tile map's side in cells, and how many of its cells are flipped a frame (`--map`,
+    /// `--edits`).
+    map: u32,
+    edits: usize,
+}
+
+/// How many kinds of solid tile the tile map has.
+const TILE_KINDS: u8 = 3;
+
+/// A map of `side` × `side` unit cells, about 45% solid in round blobs of [`TILE_KINDS`] kinds.
+fn blob_map(rng: &mut SeededRng, side: u32) -> TilemapCollider {
+    let mut map = TilemapCollider::new(UVec2::splat(side), Vec2::ONE);
+    let mut solid = 0usize;
+    let target = side as usize * side as usize * 45 / 100;
+    while solid < target {
+        let centre = Vec2::new(rng.unit(), rng.unit()) * side as f32;
+        let radius = rng.range(2.0, 10.0);
+        let kind = 1 + (rng.unit() * f32::from(TILE_KINDS)) as u8 % TILE_KINDS;
+        let low = (centre - radius).max(Vec2::ZERO).as_uvec2();
+        let high = (centre + radius)
+            .min(Vec2::splat(side as f32 - 1.0))
+            .as_uvec2();
+        for y in low.y..=high.y {
+            for x in low.x..=high.x {
+                let cell = UVec2::new(x, y);
+                if (cell.as_vec2() + 0.5).distance(centre) <= radius && map.get(cell) == 0 {
+                    map.set(cell, kind);
+                    solid += 1;
+                }
+            }
+        }
+    }
+    map
 }
 
 /// Spawns the i-th collider of W1 and the workloads built on it, laid out by `layout` (in table i mod
@@ -277,8 +321,13 @@ fn setup(mut commands: Commands, mut bench: ResMut<Bench>, count: Res<ColliderCo
         layout,
         movers,
         centres,
+        map,
         ..
     } = &mut *bench;
+    if *workload == Workload::Tilemap && *map > 0 {
+        let half = *map as f32 * 0.5;
+        commands.spawn((blob_map(rng, *map), Transform::from_xyz(-half, -half, 0.0)));
+    }
     if let Workload::Game(game) = *workload {
         let n = count.0;
         *centres = GameWorkload::cluster_centres(rng, *side);
@@ -352,7 +401,17 @@ fn step(
     mut commands: Commands,
     mut bench: ResMut<Bench>,
     mut movers: Query<(Entity, &mut Transform, &Velocity, Has<SweptCollider>)>,
+    mut maps: Query<&mut TilemapCollider>,
 ) {
+    let bench = &mut *bench;
+    for mut map in &mut maps {
+        for _ in 0..bench.edits {
+            let cell =
+                (Vec2::new(bench.rng.unit(), bench.rng.unit()) * bench.map as f32).as_uvec2();
+            let kind = if map.get(cell) == 0 { 1 } else { 0 };
+            map.set(cell, kind);
+        }
+    }
     let Bench {
         workload,
         side,
@@ -449,6 +508,10 @@ struct RunOptions {
     /// Whether each frame casts [`QUERIES`] rays and asks about as many points after the pipeline
     /// (`--queries`).
     queries: bool,
+    /// The tile map's side in cells for the tilemap workload, 0 for none (`--map`), and how many of
+    /// its cells are flipped a frame (`--edits`).
+    map: u32,
+    edits: usize,
 }
 
 /// The line `--per-frame` prints for a timed frame: the proxies the broad phase queried, the pairs
@@ -481,7 +544,7 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
     .insert_resource(ColliderCount(n))
     .insert_resource(Bench {
         workload,
-        side: workload.side(n),
+        side: workload.side(n, options.map),
         rng: SeededRng::new(0x5eed_0000 + n as u64),
         layout: options.layout,
         churn: options.churn,
@@ -491,6 +554,12 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         bullets: VecDeque::new(),
         frame: 0,
         n,
+        map: if workload == Workload::Tilemap {
+            options.map
+        } else {
+            0
+        },
+        edits: options.edits,
     })
     .init_resource::<PipelineSpan>()
     .add_systems(Startup, setup)
@@ -505,7 +574,7 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         ),
     );
     if options.queries {
-        app.insert_resource(Queries::new(workload.side(n)))
+        app.insert_resource(Queries::new(workload.side(n, options.map)))
             .add_systems(
                 PostUpdate,
                 run_queries.after_ignore_deferred(CollisionSystems::Events),
@@ -550,6 +619,12 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         let start = Instant::now();
         app.update();
         let elapsed = start.elapsed();
+        if frame == 0 && workload == Workload::Tilemap {
+            println!(
+                "the first update, which spawns the map and its regions: {:.0} ms",
+                elapsed.as_secs_f64() * 1e3
+            );
+        }
         if frame < WARMUP_FRAMES {
             continue;
         }
@@ -736,7 +811,7 @@ fn main() {
             Workload::parse(name).unwrap_or_else(|| {
                 eprintln!(
                     "collision_bench: --workload {name}: one of w1, w2, w3, w5, w6, w7, level, \
-                     clustered, bullets and sizes"
+                     clustered, bullets, sizes and tilemap"
                 );
                 std::process::exit(2);
             })
@@ -786,6 +861,8 @@ fn main() {
         per_frame: args.iter().any(|arg| arg == "--per-frame"),
         frame_interval,
         queries: args.iter().any(|arg| arg == "--queries"),
+        map: u32::try_from(count("--map", 1_000, 0)).unwrap_or(u32::MAX),
+        edits: count("--edits", 0, 0),
     };
     let mut runs: Vec<Vec<Summary>> = plan.iter().map(|_| Vec::new()).collect();
     // Round by round, every workload once a round: a slow stretch of the machine, which here lasts
