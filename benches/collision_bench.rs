@@ -62,7 +62,7 @@ use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
 use bevy_rect_collision_benches::{
     BULLET_FRAMES, FramePacer, GameWorkload, KindOrder, P99_BOUND, QUERIES, RAY_LENGTH, SeededRng,
-    Spawn, compute_threads_flag, count_or_exit, flag_value, frame_interval_flag, mean_ms,
+    Spawn, blob_map, compute_threads_flag, count_or_exit, flag_value, frame_interval_flag, mean_ms,
     median_of, median_p99, query_rays_and_points, share_past_bound, task_pool_plugin, wrapped_step,
 };
 
@@ -241,35 +241,6 @@ struct Bench {
     edits: usize,
 }
 
-/// How many kinds of solid tile the tile map has.
-const TILE_KINDS: u8 = 3;
-
-/// A map of `side` × `side` unit cells, about 45% solid in round blobs of [`TILE_KINDS`] kinds.
-fn blob_map(rng: &mut SeededRng, side: u32) -> TilemapCollider {
-    let mut map = TilemapCollider::new(UVec2::splat(side), Vec2::ONE);
-    let mut solid = 0usize;
-    let target = side as usize * side as usize * 45 / 100;
-    while solid < target {
-        let centre = Vec2::new(rng.unit(), rng.unit()) * side as f32;
-        let radius = rng.range(2.0, 10.0);
-        let kind = 1 + (rng.unit() * f32::from(TILE_KINDS)) as u8 % TILE_KINDS;
-        let low = (centre - radius).max(Vec2::ZERO).as_uvec2();
-        let high = (centre + radius)
-            .min(Vec2::splat(side as f32 - 1.0))
-            .as_uvec2();
-        for y in low.y..=high.y {
-            for x in low.x..=high.x {
-                let cell = UVec2::new(x, y);
-                if (cell.as_vec2() + 0.5).distance(centre) <= radius && map.get(cell) == 0 {
-                    map.set(cell, kind);
-                    solid += 1;
-                }
-            }
-        }
-    }
-    map
-}
-
 /// Spawns the i-th collider of W1 and the workloads built on it, laid out by `layout` (in table i mod
 /// its tables); it moves if `moving`.
 fn spawn_one(
@@ -326,7 +297,10 @@ fn setup(mut commands: Commands, mut bench: ResMut<Bench>, count: Res<ColliderCo
     } = &mut *bench;
     if *workload == Workload::Tilemap && *map > 0 {
         let half = *map as f32 * 0.5;
-        commands.spawn((blob_map(rng, *map), Transform::from_xyz(-half, -half, 0.0)));
+        commands.spawn((
+            blob_map(rng, *map, 1.0),
+            Transform::from_xyz(-half, -half, 0.0),
+        ));
     }
     if let Workload::Game(game) = *workload {
         let n = count.0;

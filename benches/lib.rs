@@ -4,7 +4,8 @@
 use std::f32::consts::PI;
 use std::time::{Duration, Instant};
 
-use bevy::math::{Dir2, Ray2d, Rot2, Vec2};
+use bevy::math::{Dir2, Ray2d, Rot2, UVec2, Vec2};
+use bevy_rect_collision::TilemapCollider;
 use bevy_rect_collision::collider::ColliderShape;
 use bevy_rect_collision::geometry::{WorldCircle, WorldRect, WorldRotatedRect};
 
@@ -638,4 +639,34 @@ impl FramePacer {
         }
         self.next_start += interval;
     }
+}
+
+/// How many kinds of solid tile [`blob_map`] draws.
+pub const TILE_KINDS: u8 = 3;
+
+/// A tile map of `side` × `side` cells of side `tile`, about 45% solid in round blobs of
+/// [`TILE_KINDS`] kinds, of radius 2 to 10 cells.
+pub fn blob_map(rng: &mut SeededRng, side: u32, tile: f32) -> TilemapCollider {
+    let mut map = TilemapCollider::new(UVec2::splat(side), Vec2::splat(tile));
+    let mut solid = 0usize;
+    let target = side as usize * side as usize * 45 / 100;
+    while solid < target {
+        let centre = Vec2::new(rng.unit(), rng.unit()) * side as f32;
+        let radius = rng.range(2.0, 10.0);
+        let kind = 1 + (rng.unit() * f32::from(TILE_KINDS)) as u8 % TILE_KINDS;
+        let low = (centre - radius).max(Vec2::ZERO).as_uvec2();
+        let high = (centre + radius)
+            .min(Vec2::splat(side as f32 - 1.0))
+            .as_uvec2();
+        for y in low.y..=high.y {
+            for x in low.x..=high.x {
+                let cell = UVec2::new(x, y);
+                if (cell.as_vec2() + 0.5).distance(centre) <= radius && map.get(cell) == 0 {
+                    map.set(cell, kind);
+                    solid += 1;
+                }
+            }
+        }
+    }
+    map
 }

@@ -31,7 +31,11 @@
 //! each update moves each by 2 along its ray with `move_and_slide`, ours and avian2d's `MoveAndSlide`,
 //! without applying the result; it prints the median time of that system per engine, and the mean
 //! length of the moves as a check that both met the same walls. bevy_rapier2d sits it out, and the
-//! starts are not compared: avian2d reports no start between two still bodies.
+//! starts are not compared: avian2d reports no start between two still bodies. `--tilemap M` lays a
+//! tile map of M × M cells (200 unless told), about 45% solid in round blobs, over the whole world
+//! under the colliders: one `TilemapCollider` for this crate, a fixed body per solid tile for the
+//! peers, as their users would set it up; the starts are not compared, since a merged region is one
+//! collider where the peers see its tiles.
 //!
 //! The peers are set up for detection only: kinematic sensor colliders with collision events on (for
 //! rapier also `ActiveCollisionTypes::all()`, without which two kinematic bodies never collide), stepped
@@ -50,7 +54,7 @@ use std::collections::VecDeque;
 
 use bevy::math::Ray2d;
 use bevy_rect_collision_benches::{
-    BULLET_FRAMES, GameWorkload, KindOrder, QUERIES, RAY_LENGTH, SeededRng, Spawn,
+    BULLET_FRAMES, GameWorkload, KindOrder, QUERIES, RAY_LENGTH, SeededRng, Spawn, blob_map,
     compute_threads_flag, count_or_exit, flag_value, median_p99, query_rays_and_points,
     task_pool_plugin, wrapped_step,
 };
@@ -460,7 +464,44 @@ struct Setup {
     casts: bool,
     /// Whether characters are moved with move-and-slide (`--move-and-slide`).
     move_and_slide: bool,
+    /// A tile map under the colliders, covering the world (`--tilemap M`).
+    tilemap: Option<TilemapCollider>,
     compute_threads: Option<usize>,
+}
+
+/// Spawns `map` over the world of side `side` for `engine`: one `TilemapCollider` for ours; for the
+/// peers, as their users would, a fixed body for each solid tile.
+fn spawn_tilemap(world: &mut World, engine: Engine, map: &TilemapCollider, side: f32) {
+    let corner = Vec2::splat(-0.5 * side);
+    if engine == Engine::Ours {
+        world.spawn((map.clone(), Transform::from_translation(corner.extend(0.0))));
+        return;
+    }
+    let size = map.size();
+    let tile = ColliderShape::Rect {
+        half_size: 0.5 * map.tile_size(),
+    };
+    for y in 0..size.y {
+        for x in 0..size.x {
+            let cell = UVec2::new(x, y);
+            if map.get(cell) == 0 {
+                continue;
+            }
+            let at = corner + map.cell_rect(cell).center();
+            let still = Spawn {
+                shape: tile,
+                position: at,
+                rotation: 0.0,
+                velocity: None,
+            };
+            spawn_still(
+                world,
+                engine,
+                &still,
+                Transform::from_translation(at.extend(0.0)),
+            );
+        }
+    }
 }
 
 /// A headless app running `engine` on the spawned colliders.
@@ -518,6 +559,11 @@ fn app(engine: Engine, setup: &Setup) -> App {
     app.cleanup();
     for one in &setup.spawns {
         spawn(app.world_mut(), engine, one);
+    }
+    if let Some(map) = &setup.tilemap
+        && !matches!(engine, Engine::Baseline | Engine::Twin)
+    {
+        spawn_tilemap(app.world_mut(), engine, map, setup.side);
     }
     if setup.move_and_slide {
         let characters = spawn_characters(app.world_mut(), engine, setup.side);
@@ -643,6 +689,8 @@ fn main() {
         })
     });
     let move_and_slide = args.iter().any(|arg| arg == "--move-and-slide");
+    let tilemap_side =
+        (args.iter().any(|arg| arg == "--tilemap")).then(|| count("--tilemap", 200, 1));
     let mut rng = SeededRng::new(0x5eed_0000 + n as u64);
     let (side, mut spawns): (f32, Vec<Spawn>) = match workload {
         None => {
@@ -679,15 +727,22 @@ fn main() {
             .any(|arg| arg == "--queries" || arg == "--casts"),
         casts: args.iter().any(|arg| arg == "--casts"),
         move_and_slide,
+        tilemap: tilemap_side.map(|cells| {
+            let cells = u32::try_from(cells).unwrap_or(u32::MAX);
+            blob_map(&mut rng, cells, side / cells as f32)
+        }),
         compute_threads,
     };
 
     let threads = compute_threads.map_or("Bevy's default".to_string(), |t| t.to_string());
-    let name = match workload {
+    let mut name = match workload {
         None if move_and_slide => "w1 held still, with characters".to_string(),
         None => "w1 uniform moving".to_string(),
         Some(game) => format!("{game:?}"),
     };
+    if let Some(cells) = tilemap_side {
+        name += &format!(" over a tile map of {cells} x {cells} cells");
+    }
     println!(
         "{name} n={n} frames={frames} (+{WARMUP_FRAMES} warm-up), whole app.update() per frame, \
          compute threads: {threads}, kinds: {kinds:?}"
@@ -786,7 +841,7 @@ fn main() {
         times_ours(faster_peer),
         faster_peer.median / ours.median
     );
-    if !agree && !setup.move_and_slide {
+    if !agree && !setup.move_and_slide && setup.tilemap.is_none() {
         eprintln!(
             "the engines disagree by more than {MAX_DISAGREEMENT_PERCENT}% on the collisions started: \
              they are not measuring the same contacts"
