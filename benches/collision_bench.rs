@@ -459,6 +459,8 @@ struct Report {
     started: usize,
     ended: usize,
     touching: usize,
+    /// The colliders taking part at the last frame (`CollisionDiagnostics::colliders`).
+    colliders: usize,
     candidates: usize,
     /// The pairs the narrow phase tested each frame (`CollisionDiagnostics::tested_pairs`).
     tested: Vec<usize>,
@@ -571,6 +573,7 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         started: 0,
         ended: 0,
         touching: 0,
+        colliders: 0,
         candidates: 0,
         tested: Vec::new(),
         moved: Vec::new(),
@@ -623,6 +626,7 @@ fn run(workload: Workload, n: usize, options: RunOptions) -> Report {
         report.started += d.started;
         report.ended += d.ended;
         report.touching = d.touching_pairs;
+        report.colliders = d.colliders;
         report.candidates = d.candidate_pairs;
         report.tested.push(d.tested_pairs);
         report.moved.push(d.queried_proxies);
@@ -702,9 +706,10 @@ fn print_report(workload: Workload, n: usize, frames: usize, mut report: Report)
         starts_per_frame: report.started as f64 / frames as f64,
     };
     println!(
-        "  allocations per frame: median {} in the pipeline, {} in the whole app.update   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}   moved: median {}   tested: median {}",
+        "  allocations per frame: median {} in the pipeline, {} in the whole app.update   colliders {}   candidates {}   touching {}   starts/frame {:.1}   ends/frame {:.1}   moved: median {}   tested: median {}",
         summary.pipeline_allocations,
         summary.allocations,
+        report.colliders,
         report.candidates,
         report.touching,
         summary.starts_per_frame,
