@@ -23,7 +23,7 @@ use crate::layers::CollisionLayers;
 use crate::narrow_phase::{Contacts, RejectedPairs, filter_pairs, find_contacts};
 use crate::prepare::update_world_shapes;
 use crate::settings::CollisionSettings;
-use crate::tilemap::{TileRegion, TilemapCollider, update_tilemap_regions};
+use crate::tilemap::{TileRegion, TilemapCollider, merge_tilemaps, place_tilemap_regions};
 
 /// Collision detection for every entity with a [`Collider`].
 ///
@@ -132,16 +132,17 @@ impl Plugin for RectCollisionPlugin {
             // After propagation, so that a map's regions follow it in the update it moves.
             app.add_systems(
                 PostUpdate,
-                update_tilemap_regions
+                place_tilemap_regions
                     .after(TransformSystems::Propagate)
                     .before(CollisionSystems::Prepare),
             );
         } else {
             app.add_systems(
                 self.schedule,
-                update_tilemap_regions.before(CollisionSystems::Prepare),
+                place_tilemap_regions.before(CollisionSystems::Prepare),
             );
         }
+        app.add_systems(PreUpdate, merge_tilemaps);
         app.add_systems(
             self.schedule,
             (

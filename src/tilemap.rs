@@ -26,6 +26,8 @@ use crate::layers::CollisionLayers;
 /// a region is a [`Collider::rect`], aligned with the world's axes, so a tile map is meant to stay
 /// unturned.
 ///
+/// An edit takes effect at the next update: maps are merged in `PreUpdate`.
+///
 /// A map of zero size, or of more cells than the machine can address, or with a tile size that is
 /// not finite and positive, is skipped with one warning and has no regions.
 ///
@@ -344,25 +346,29 @@ impl TilemapChunks {
     }
 }
 
-/// The tile maps, with their chunks' regions where they have been merged before.
-type Tilemaps<'w, 's> = Query<
+/// The tile maps whose cells or kinds changed, with their chunks' regions where they have been
+/// merged before.
+type EditedTilemaps<'w, 's> = Query<
     'w,
     's,
     (
         Entity,
         Mut<'static, TilemapCollider>,
         Option<&'static mut TilemapChunks>,
-        Ref<'static, GlobalTransform>,
+        &'static GlobalTransform,
     ),
-    Without<TileRegion>,
+    Changed<TilemapCollider>,
 >;
 
 /// Merges again the stale chunks of every edited map, despawning the regions that changed and
-/// spawning their replacements, and places the regions of every map that moved.
-pub(crate) fn update_tilemap_regions(
+/// spawning their replacements.
+///
+/// It runs in `PreUpdate`, whose commands Bevy applies at the schedule's end: the regions of an edit
+/// made in an update collide from the next, and no update pays for a point where commands are applied
+/// before the collision stages.
+pub(crate) fn merge_tilemaps(
     mut commands: Commands,
-    mut maps: Tilemaps,
-    mut placed: Query<(&mut Transform, &mut GlobalTransform), With<TileRegion>>,
+    mut maps: EditedTilemaps,
     mut merged: Local<Vec<TileRegion>>,
 ) {
     for (entity, mut map, chunks, global) in &mut maps {
@@ -371,16 +377,6 @@ pub(crate) fn update_tilemap_regions(
             Some(chunks) => (chunks.into_inner(), false),
             None => (&mut fresh, true),
         };
-        if global.is_changed() && !first {
-            for &(region_entity, region) in chunks.regions() {
-                if let Ok((mut transform, mut region_global)) = placed.get_mut(region_entity) {
-                    (*transform, *region_global) = region_pose(&map, &global, region);
-                }
-            }
-        }
-        if !map.is_changed() {
-            continue;
-        }
         // A map given a new `TilemapCollider` of another size starts over.
         if chunks.size != map.size || !map.is_valid() {
             for &(region, _) in chunks.regions() {
@@ -422,7 +418,7 @@ pub(crate) fn update_tilemap_regions(
                 });
                 for region in merged.iter().copied() {
                     if !old.iter().any(|&(_, kept)| kept == region) {
-                        let spawned = spawn_region(&mut commands, entity, map, &global, region);
+                        let spawned = spawn_region(&mut commands, entity, map, global, region);
                         old.push((spawned, region));
                     }
                 }
@@ -430,6 +426,24 @@ pub(crate) fn update_tilemap_regions(
         }
         if first {
             commands.entity(entity).try_insert(fresh);
+        }
+    }
+}
+
+/// Places the regions of every map whose `GlobalTransform` changed since the last update: regions are
+/// not children of their map (see [`TileRegionOf`]), so the map moves them itself.
+pub(crate) fn place_tilemap_regions(
+    maps: Query<(&TilemapCollider, &TilemapChunks, Ref<GlobalTransform>), Without<TileRegion>>,
+    mut regions: Query<(&mut Transform, &mut GlobalTransform), With<TileRegion>>,
+) {
+    for (map, chunks, global) in &maps {
+        if !global.is_changed() {
+            continue;
+        }
+        for &(entity, region) in chunks.regions() {
+            if let Ok((mut transform, mut region_global)) = regions.get_mut(entity) {
+                (*transform, *region_global) = region_pose(map, &global, region);
+            }
         }
     }
 }
