@@ -13,7 +13,7 @@ mod support;
 use bevy::prelude::*;
 use bevy_rect_collision::debug::RectCollisionDebugPlugin;
 use bevy_rect_collision::prelude::*;
-use support::help_text;
+use support::{Controls, DemoRun, help_text, read_controls};
 
 const GRAVITY: f32 = 1800.0;
 const RUN_SPEED: f32 = 260.0;
@@ -40,14 +40,6 @@ struct Player {
 #[derive(Component, Default)]
 struct Dropping(f32);
 
-/// What the keys ask for this frame.
-#[derive(Resource, Default)]
-struct Controls {
-    run: f32,
-    jump: bool,
-    drop: bool,
-}
-
 /// A platform that goes back and forth along x, about `origin`.
 #[derive(Component)]
 struct Mover {
@@ -64,6 +56,11 @@ fn main() {
             RectCollisionDebugPlugin,
         ))
         .init_resource::<Controls>()
+        .insert_resource(DemoRun {
+            period: 360,
+            forward: 180,
+            jump_every: 70,
+        })
         .add_systems(Startup, setup)
         .add_systems(
             Update,
@@ -170,38 +167,6 @@ fn move_platforms(time: Res<Time>, mut movers: Query<(&mut Mover, &mut Transform
         transform.translation.x = x;
         mover.velocity = Vec2::new((x - before) / time.delta_secs().max(1e-6), 0.0);
     }
-}
-
-/// Reads the keys. Until one is pressed, a demo runs back and forth and jumps now and then, by
-/// frames so that it plays the same at any frame rate.
-fn read_controls(
-    keys: Res<ButtonInput<KeyCode>>,
-    mut controls: ResMut<Controls>,
-    mut demo: Local<Option<(bool, u32)>>,
-) {
-    let pressed = |codes: [KeyCode; 2]| codes.iter().any(|&code| keys.pressed(code));
-    let (left, right) = (
-        pressed([KeyCode::KeyA, KeyCode::ArrowLeft]),
-        pressed([KeyCode::KeyD, KeyCode::ArrowRight]),
-    );
-    let jump = keys.just_pressed(KeyCode::Space);
-    let drop = keys.just_pressed(KeyCode::KeyS) || keys.just_pressed(KeyCode::ArrowDown);
-    let (demo, frame) = demo.get_or_insert((true, 0));
-    *frame += 1;
-    *demo &= !(left || right || jump || drop);
-    *controls = if *demo {
-        Controls {
-            run: if *frame % 360 < 180 { 1.0 } else { -1.0 },
-            jump: *frame % 70 == 0,
-            drop: false,
-        }
-    } else {
-        Controls {
-            run: f32::from(right) - f32::from(left),
-            jump,
-            drop,
-        }
-    };
 }
 
 fn drop_through(controls: Res<Controls>, time: Res<Time>, mut dropping: Query<&mut Dropping>) {

@@ -16,7 +16,7 @@ use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_rect_collision::debug::RectCollisionDebugPlugin;
 use bevy_rect_collision::prelude::*;
-use support::{cursor_world_position, help_text};
+use support::{Controls, DemoRun, cursor_world_position, help_text, read_controls};
 
 const MAP: UVec2 = UVec2::new(200, 40);
 const TILE: f32 = 16.0;
@@ -42,14 +42,6 @@ struct Player {
     dropping: f32,
 }
 
-/// What the keys ask for this frame.
-#[derive(Resource, Default)]
-struct Controls {
-    run: f32,
-    jump: bool,
-    drop: bool,
-}
-
 fn main() {
     App::new()
         .add_plugins((
@@ -58,6 +50,11 @@ fn main() {
             RectCollisionDebugPlugin,
         ))
         .init_resource::<Controls>()
+        .insert_resource(DemoRun {
+            period: 900,
+            forward: 600,
+            jump_every: 45,
+        })
         .add_systems(Startup, setup)
         .add_systems(
             Update,
@@ -135,38 +132,6 @@ fn draw_new_regions(
             .entity(entity)
             .insert(Sprite::from_color(color, size));
     }
-}
-
-/// Reads the keys. Until one is pressed, a demo runs back and forth and jumps now and then, by
-/// frames so that it plays the same at any frame rate.
-fn read_controls(
-    keys: Res<ButtonInput<KeyCode>>,
-    mut controls: ResMut<Controls>,
-    mut demo: Local<Option<(bool, u32)>>,
-) {
-    let pressed = |codes: [KeyCode; 2]| codes.iter().any(|&code| keys.pressed(code));
-    let (left, right) = (
-        pressed([KeyCode::KeyA, KeyCode::ArrowLeft]),
-        pressed([KeyCode::KeyD, KeyCode::ArrowRight]),
-    );
-    let jump = keys.just_pressed(KeyCode::Space);
-    let drop = keys.just_pressed(KeyCode::KeyS) || keys.just_pressed(KeyCode::ArrowDown);
-    let (demo, frame) = demo.get_or_insert((true, 0));
-    *frame += 1;
-    *demo &= !(left || right || jump || drop);
-    *controls = if *demo {
-        Controls {
-            run: if *frame % 900 < 600 { 1.0 } else { -1.0 },
-            jump: *frame % 45 == 0,
-            drop: false,
-        }
-    } else {
-        Controls {
-            run: f32::from(right) - f32::from(left),
-            jump,
-            drop,
-        }
-    };
 }
 
 fn move_player(

@@ -1,5 +1,5 @@
 //! Pieces the examples share: the cursor in world space, dragging colliders with the mouse, rotating the
-//! picked one with keys, and tinting shapes while they touch.
+//! picked one with keys, tinting shapes while they touch, and a platformer's keys with a demo.
 #![allow(dead_code, reason = "each example uses a different part")]
 
 use bevy::prelude::*;
@@ -133,4 +133,58 @@ pub fn help_text(text: &str) -> impl Bundle {
             ..default()
         },
     )
+}
+
+/// What the keys ask of a platformer's character this frame ([`read_controls`]).
+#[derive(Resource, Default)]
+pub struct Controls {
+    pub run: f32,
+    pub jump: bool,
+    pub drop: bool,
+}
+
+/// The demo [`read_controls`] plays until a key is pressed, in frames: in each `period`, it runs right
+/// for the first `forward` and left for the rest, and it jumps every `jump_every`.
+#[derive(Resource)]
+pub struct DemoRun {
+    pub period: u32,
+    pub forward: u32,
+    pub jump_every: u32,
+}
+
+/// Reads the keys: `A`/`D` or arrows run, `Space` jumps, `S` or down drops. Until one is pressed, the
+/// [`DemoRun`] plays, by frames so that it plays the same at any frame rate.
+pub fn read_controls(
+    keys: Res<ButtonInput<KeyCode>>,
+    run: Res<DemoRun>,
+    mut controls: ResMut<Controls>,
+    mut demo: Local<Option<(bool, u32)>>,
+) {
+    let pressed = |codes: [KeyCode; 2]| codes.iter().any(|&code| keys.pressed(code));
+    let (left, right) = (
+        pressed([KeyCode::KeyA, KeyCode::ArrowLeft]),
+        pressed([KeyCode::KeyD, KeyCode::ArrowRight]),
+    );
+    let jump = keys.just_pressed(KeyCode::Space);
+    let drop = keys.just_pressed(KeyCode::KeyS) || keys.just_pressed(KeyCode::ArrowDown);
+    let (demo, frame) = demo.get_or_insert((true, 0));
+    *frame += 1;
+    *demo &= !(left || right || jump || drop);
+    *controls = if *demo {
+        Controls {
+            run: if *frame % run.period < run.forward {
+                1.0
+            } else {
+                -1.0
+            },
+            jump: *frame % run.jump_every == 0,
+            drop: false,
+        }
+    } else {
+        Controls {
+            run: f32::from(right) - f32::from(left),
+            jump,
+            drop,
+        }
+    };
 }
