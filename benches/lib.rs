@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use bevy::math::{Dir2, Ray2d, Rot2, UVec2, Vec2};
 use bevy_rect_collision::TilemapCollider;
 use bevy_rect_collision::collider::ColliderShape;
-use bevy_rect_collision::geometry::{WorldCircle, WorldRect, WorldRotatedRect};
+use bevy_rect_collision::geometry::{
+    ConvexPolygon, WorldCapsule, WorldCircle, WorldRect, WorldRotatedRect,
+};
 
 #[path = "../src/test_rng.rs"]
 #[allow(dead_code, reason = "the benchmarks draw through `SeededRng`")]
@@ -112,6 +114,32 @@ pub fn rotated_rect(rng: &mut SeededRng, center: Vec2) -> WorldRotatedRect {
 /// A circle with a diameter between 1 and 3.
 pub fn circle(rng: &mut SeededRng, center: Vec2) -> WorldCircle {
     WorldCircle::new(center, rng.range(0.5, 1.5))
+}
+
+/// A capsule 1 to 3 long end to end, half as wide, at a random angle.
+pub fn capsule(rng: &mut SeededRng, center: Vec2) -> WorldCapsule {
+    let radius = rng.range(0.25, 0.75);
+    WorldCapsule::new(
+        center,
+        radius * rng.range(0.5, 1.5),
+        radius,
+        Rot2::radians(rng.range(-PI, PI)),
+    )
+}
+
+/// A convex polygon of 3 to 8 vertices, the hull of points on a circle of radius 0.5 to 1.5 at
+/// random angles.
+pub fn polygon(rng: &mut SeededRng, center: Vec2) -> ConvexPolygon {
+    let radius = rng.range(0.5, 1.5);
+    let count = 3 + (rng.unit() * 6.0) as usize;
+    loop {
+        let points: Vec<Vec2> = (0..count)
+            .map(|_| center + Vec2::from_angle(rng.range(-PI, PI)) * radius)
+            .collect();
+        if let Ok(hull) = ConvexPolygon::hull(&points) {
+            return hull;
+        }
+    }
 }
 
 /// `count` pairs from two shape makers, the second shape's centre within the regime's spread of the first.
@@ -359,6 +387,9 @@ impl GameWorkload {
                     ColliderShape::Circle { .. } => ColliderShape::Circle {
                         radius: half_size.x,
                     },
+                    other @ (ColliderShape::Capsule { .. } | ColliderShape::ConvexPolygon(_)) => {
+                        other
+                    }
                 };
                 spawn
             }

@@ -1,20 +1,21 @@
 //! Nanoseconds per pair for every narrow-phase test, beside parry2d's `intersection_test` on the same pairs.
 //!
 //! Run: `cargo bench -p bevy_rect_collision_benches --bench narrow_phase`. Each benchmark tests 4,096
-//! candidate pairs; criterion's throughput line gives pairs per second. `pair_axis_cache` measures the
+//! candidate pairs; criterion's throughput line gives pairs per second. The `shape_*` groups test
+//! every pair of the five kinds through `WorldShape::intersects`, as the plugin does. `pair_axis_cache` measures the
 //! bookkeeping a per-pair frame-coherence cache would add.
 
 use std::hint::black_box;
 
 use bevy::math::{Rot2, Vec2};
 use bevy_rect_collision::geometry::*;
-use bevy_rect_collision_benches::{Regime, circle, pairs, rect, rotated_rect};
+use bevy_rect_collision_benches::{Regime, capsule, circle, pairs, polygon, rect, rotated_rect};
 use criterion::{
     BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main, measurement::WallTime,
 };
 use parry2d::math::Pose;
 use parry2d::query;
-use parry2d::shape::{Ball, Cuboid, Shape};
+use parry2d::shape::{Ball, Capsule, ConvexPolygon as ParryPolygon, Cuboid, Shape};
 
 const PAIRS: usize = 4096;
 const SEED: u64 = 0x5eed_0001;
@@ -58,6 +59,37 @@ impl ToParry for WorldCircle {
             parry_pose(self.center, Rot2::IDENTITY),
             Box::new(Ball::new(self.radius)),
         )
+    }
+}
+
+impl ToParry for WorldCapsule {
+    fn to_parry(&self) -> (Pose, Box<dyn Shape>) {
+        (
+            parry_pose(self.center, self.rotation),
+            Box::new(Capsule::new_y(self.half_length, self.radius)),
+        )
+    }
+}
+
+impl ToParry for ConvexPolygon {
+    fn to_parry(&self) -> (Pose, Box<dyn Shape>) {
+        let polygon = ParryPolygon::from_convex_polyline_unmodified(self.vertices().to_vec());
+        (
+            parry_pose(Vec2::ZERO, Rot2::IDENTITY),
+            Box::new(polygon.expect("a convex polygon")),
+        )
+    }
+}
+
+impl ToParry for WorldShape {
+    fn to_parry(&self) -> (Pose, Box<dyn Shape>) {
+        match self {
+            WorldShape::Rect(shape) => shape.to_parry(),
+            WorldShape::RotatedRect(shape) => shape.to_parry(),
+            WorldShape::Circle(shape) => shape.to_parry(),
+            WorldShape::Capsule(shape) => shape.to_parry(),
+            WorldShape::Polygon(shape) => shape.to_parry(),
+        }
     }
 }
 
@@ -128,6 +160,31 @@ fn pair_kinds(c: &mut Criterion) {
         circle,
         intersection_test_circle_circle
     );
+}
+
+/// Every pair of the five kinds through [`WorldShape::intersects`], beside parry2d.
+fn shape_pairs(c: &mut Criterion) {
+    type Maker = fn(&mut bevy_rect_collision_benches::SeededRng, Vec2) -> WorldShape;
+    let kinds: [(&str, Maker); 5] = [
+        ("rect", |rng, at| rect(rng, at).into()),
+        ("rotated_rect", |rng, at| rotated_rect(rng, at).into()),
+        ("circle", |rng, at| circle(rng, at).into()),
+        ("capsule", |rng, at| capsule(rng, at).into()),
+        ("polygon", |rng, at| polygon(rng, at).into()),
+    ];
+    for (i, (first_name, first)) in kinds.iter().enumerate() {
+        for (second_name, second) in &kinds[i..] {
+            let mut group = c.benchmark_group(format!("shape_{first_name}_{second_name}"));
+            group.throughput(Throughput::Elements(PAIRS as u64));
+            let pairs = pairs(PAIRS, SEED, Regime::MostlyOverlapping, first, second);
+            ours_and_parry(
+                &mut group,
+                &pairs,
+                |a: &WorldShape, b: &WorldShape, mode| a.intersects(b, mode),
+            );
+            group.finish();
+        }
+    }
 }
 
 /// The separating axis test preceded by a test of the two bounding boxes (phase 1 of "Rotated
@@ -214,5 +271,11 @@ fn pair_axis_cache(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, pair_kinds, aabb_early_out, pair_axis_cache);
+criterion_group!(
+    benches,
+    pair_kinds,
+    shape_pairs,
+    aabb_early_out,
+    pair_axis_cache
+);
 criterion_main!(benches);

@@ -1,5 +1,5 @@
-//! Rectangles, rotated rectangles and circles you can drag with the mouse; shapes turn red while they
-//! touch. `Q`/`E` turn the picked shape (an axis-aligned rectangle ignores rotation), `F9` toggles the
+//! Rectangles, rotated rectangles, circles, a capsule and a polygon you can drag with the mouse; shapes
+//! turn red while they touch. `Q`/`E` turn the picked shape (an axis-aligned rectangle ignores rotation), `F9` toggles the
 //! collision overlay.
 //!
 //! Run: `cargo run --example basic`
@@ -9,7 +9,7 @@ mod support;
 
 use bevy::prelude::*;
 use bevy_rect_collision::prelude::*;
-use support::{BaseColor, DragPlugin, help_text, sprite_for};
+use support::{BaseColor, DragPlugin, help_text, mesh_for, sprite_for};
 
 fn main() {
     App::new()
@@ -23,7 +23,12 @@ fn main() {
         .run();
 }
 
-fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+fn setup(
+    mut commands: Commands,
+    assets: Res<AssetServer>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<ColorMaterial>>,
+) {
     commands.spawn(Camera2d);
     let blue = Color::srgb(0.25, 0.5, 0.9);
     let green = Color::srgb(0.3, 0.75, 0.45);
@@ -69,6 +74,34 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>) {
                 .with_rotation(Quat::from_rotation_z(angle)),
             sprite_for(&collider, color, &assets),
             BaseColor(color),
+            collider,
+        ));
+    }
+    let violet = Color::srgb(0.6, 0.45, 0.85);
+    let rounded = [
+        (
+            Vec2::new(-420.0, -60.0),
+            0.4,
+            Collider::capsule(30.0, 110.0),
+        ),
+        (
+            Vec2::new(385.0, -55.0),
+            0.0,
+            Collider::convex_polygon(&[
+                Vec2::new(-70.0, -50.0),
+                Vec2::new(70.0, -50.0),
+                Vec2::new(90.0, 20.0),
+                Vec2::new(0.0, 75.0),
+                Vec2::new(-90.0, 20.0),
+            ]),
+        ),
+    ];
+    for (position, angle, collider) in rounded {
+        commands.spawn((
+            Transform::from_translation(position.extend(0.0))
+                .with_rotation(Quat::from_rotation_z(angle)),
+            mesh_for(&collider, violet, &mut meshes, &mut materials),
+            BaseColor(violet),
             collider,
         ));
     }

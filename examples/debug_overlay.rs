@@ -1,4 +1,4 @@
-//! Moving colliders of all three kinds with the full debug overlay: outlines coloured by state,
+//! Moving colliders of every kind with the full debug overlay: outlines coloured by state,
 //! bounding boxes, contact normals and depths, and the egui panel with counts, stage timings, the
 //! touching pairs and the selected collider. Click a collider to inspect it; `F9` toggles the gizmos.
 //!
@@ -40,10 +40,17 @@ fn setup(
         let t = i as f32;
         let position = Vec2::new((t * 2.399).cos(), (t * 1.713).sin()) * ARENA * 0.85;
         let size = Vec2::new(30.0 + (t * 7.0) % 50.0, 20.0 + (t * 11.0) % 40.0);
-        let collider = match i % 3 {
+        let collider = match i % 5 {
             0 => Collider::rect(size.x, size.y),
             1 => Collider::rotated_rect(size.x, size.y),
-            _ => Collider::circle(size.y * 0.6),
+            2 => Collider::circle(size.y * 0.6),
+            3 => Collider::capsule(size.y * 0.4, size.x * 0.6),
+            _ => Collider::convex_polygon(&[
+                Vec2::new(-size.x, -size.y) * 0.5,
+                Vec2::new(size.x, -size.y) * 0.5,
+                Vec2::new(size.x * 0.3, size.y * 0.5),
+                Vec2::new(-size.x * 0.4, size.y * 0.4),
+            ]),
         };
         let velocity = Velocity {
             linear: Vec2::new((t * 3.1).sin(), (t * 5.3).cos()) * 60.0,
@@ -57,7 +64,7 @@ fn setup(
                 velocity,
             ))
             .id();
-        if i == 7 {
+        if i == 8 {
             selected.0 = Some(entity);
         }
     }

@@ -1,5 +1,5 @@
-//! A character moved with `SpatialQuery::move_and_slide`: it runs over a floor of flush tiles without a
-//! bump, walks up a 30° slope but not a 60° one, rides a moving platform, and jumps up through a
+//! A capsule character moved with `SpatialQuery::move_and_slide`: it runs over a floor of flush tiles
+//! without a bump, walks up a 30° slope and over a triangular bump but not up a 60° slope, rides a moving platform, and jumps up through a
 //! `OneWayPlatform`, which holds it from above until it drops through. Until a key is pressed, it
 //! runs and jumps by itself.
 //!
@@ -13,7 +13,7 @@ mod support;
 use bevy::prelude::*;
 use bevy_rect_collision::debug::RectCollisionDebugPlugin;
 use bevy_rect_collision::prelude::*;
-use support::{Controls, DemoRun, help_text, read_controls};
+use support::{Controls, DemoRun, help_text, mesh_for, read_controls};
 
 const GRAVITY: f32 = 1800.0;
 const RUN_SPEED: f32 = 260.0;
@@ -82,7 +82,11 @@ fn solid(commands: &mut Commands, center: Vec2, size: Vec2, angle: f32) -> Entit
     commands.spawn((transform, collider, layers, sprite)).id()
 }
 
-fn setup(mut commands: Commands) {
+fn setup(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<ColorMaterial>>,
+) {
     commands.spawn(Camera2d);
     commands.spawn(help_text(
         "A/D or arrows: run   Space: jump   S or down: drop through the green platform\n\
@@ -124,6 +128,18 @@ fn setup(mut commands: Commands) {
     let ramp_end = ramp_foot + along * 240.0;
     let ledge = Vec2::new(ramp_end.x + 80.0, ramp_end.y - 10.0);
     solid(&mut commands, ledge, Vec2::new(160.0, 20.0), 0.0);
+    // A triangular bump, a convex polygon with slopes of about 24° each side.
+    let bump = Collider::convex_polygon(&[
+        Vec2::new(-80.0, 0.0),
+        Vec2::new(80.0, 0.0),
+        Vec2::new(0.0, 35.0),
+    ]);
+    commands.spawn((
+        Transform::from_xyz(-180.0, top, 0.0),
+        mesh_for(&bump, WALL_COLOR, &mut meshes, &mut materials),
+        bump,
+        CollisionLayers::new(LEVEL, PLAYER),
+    ));
     let steep = 60f32.to_radians();
     solid(
         &mut commands,
@@ -150,13 +166,20 @@ fn setup(mut commands: Commands) {
         CollisionLayers::new(LEVEL, PLAYER),
         Sprite::from_color(Color::srgb(0.8, 0.6, 0.3), Vec2::new(120.0, 16.0)),
     ));
+    // A capsule 44 high and 28 wide: its rounded feet slide over steps and seams.
+    let player = Collider::capsule(14.0, 16.0);
     commands.spawn((
         Player::default(),
         Dropping::default(),
         Transform::from_xyz(-400.0, top + 100.0, 1.0),
-        Collider::rect(28.0, 44.0),
+        mesh_for(
+            &player,
+            Color::srgb(0.3, 0.7, 1.0),
+            &mut meshes,
+            &mut materials,
+        ),
+        player,
         CollisionLayers::new(PLAYER, LEVEL),
-        Sprite::from_color(Color::srgb(0.3, 0.7, 1.0), Vec2::new(28.0, 44.0)),
     ));
 }
 

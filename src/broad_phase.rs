@@ -14,6 +14,7 @@
 //! ([`SpatialQuery`](crate::SpatialQuery)) too.
 
 mod grid;
+mod shapes;
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::math::bounding::{Aabb2d, BoundingVolume, IntersectsVolume};
@@ -31,6 +32,7 @@ use crate::prepare::{ChangedSince, for_each_changed_row};
 use crate::tilemap::TileRegionOf;
 pub(crate) use grid::segment_in;
 use grid::{LooseGrid, NOWHERE};
+use shapes::ShapeStore;
 
 /// No proxy, no pair, or a proxy in no level.
 const NULL: u32 = u32::MAX;
@@ -159,7 +161,7 @@ impl ProxyFlags {
 pub(crate) struct BroadPhase {
     proxies: Vec<Proxy>,
     /// Each proxy's shape, by proxy: what the exact tests read, packed apart from the rest.
-    shapes: Vec<WorldShape>,
+    shapes: ShapeStore,
     /// Each entity's proxy by the entity's index, or [`NULL`]: a table, not a hash, for the look-up
     /// of every moved collider of an update.
     proxy_of: Vec<u32>,
@@ -263,8 +265,19 @@ impl BroadPhase {
     }
 
     #[inline]
-    pub(crate) fn shape(&self, id: u32) -> &WorldShape {
-        &self.shapes[id as usize]
+    pub(crate) fn shape(&self, id: u32) -> WorldShape {
+        self.shapes.get(id)
+    }
+
+    /// The contact of the proxies `a` and `b`.
+    #[inline]
+    pub(crate) fn contact(
+        &self,
+        a: u32,
+        b: u32,
+        mode: crate::geometry::OverlapMode,
+    ) -> Option<crate::geometry::Contact> {
+        self.shapes.contact(a, b, mode)
     }
 
     /// The pair set's slots, free ones included ([`Pair::is_free`]).
@@ -337,7 +350,7 @@ impl BroadPhase {
     pub(crate) fn sweeps(&self) -> impl Iterator<Item = (Entity, WorldShape, Vec2)> + '_ {
         (self.swept.iter())
             .filter(|&&id| self.is_live(id))
-            .map(|&id| (self.proxy(id).entity, *self.shape(id), self.sweep_of(id)))
+            .map(|&id| (self.proxy(id).entity, self.shape(id), self.sweep_of(id)))
     }
 
     /// Whether any proxy changed, or any pair left the pair set, this update.
@@ -354,7 +367,7 @@ impl BroadPhase {
     pub(crate) fn query(&self, aabb: &Aabb2d, mut visit: impl FnMut(&Proxy, &WorldShape)) {
         for level in self.levels.iter().filter(|level| level.len() > 0) {
             level.query(aabb, |id| {
-                visit(&self.proxies[id as usize], &self.shapes[id as usize]);
+                visit(&self.proxies[id as usize], &self.shapes.get(id));
             });
         }
     }
@@ -382,11 +395,7 @@ impl BroadPhase {
             };
             level.ray_cast(origin, direction, enter, exit, |id, fat, within| {
                 if segment_in(fat, origin, inverse, within).is_some() {
-                    let shortened = visit(
-                        &self.proxies[id as usize],
-                        &self.shapes[id as usize],
-                        within,
-                    );
+                    let shortened = visit(&self.proxies[id as usize], &self.shapes.get(id), within);
                     reach = reach.min(shortened);
                 }
                 reach
@@ -413,15 +422,14 @@ impl BroadPhase {
         let id = match self.free.pop() {
             Some(id) => {
                 self.proxies[id as usize] = proxy;
-                self.shapes[id as usize] = shape;
                 id
             }
             None => {
                 self.proxies.push(proxy);
-                self.shapes.push(shape);
                 (self.proxies.len() - 1) as u32
             }
         };
+        self.shapes.set(id, &shape);
         let index = entity.index_u32() as usize;
         if self.proxy_of.len() <= index {
             self.proxy_of.resize(index + 1, NULL);
@@ -456,9 +464,9 @@ impl BroadPhase {
     /// Gives the proxy `id` a new shape, layers and group; puts it in the move buffer when its box left
     /// its fat AABB or its layers or group changed.
     fn update(&mut self, id: u32, shape: WorldShape, layers: CollisionLayers, group: u32) {
-        let displacement = shape.center() - self.shapes[id as usize].center();
+        let displacement = shape.center() - self.shapes.center(id);
         let widest = self.lowest_widest();
-        self.shapes[id as usize] = shape;
+        self.shapes.set(id, &shape);
         self.moves[id as usize] = displacement;
         self.mark_changed(id);
         self.anything_changed = true;
@@ -489,7 +497,7 @@ impl BroadPhase {
     fn sweep(&mut self, id: u32, motion: Vec2) {
         self.sweeps[id as usize] = motion;
         self.swept.push(id);
-        let start = self.shapes[id as usize].translated(-motion).aabb();
+        let start = self.shapes.get(id).translated(-motion).aabb();
         let proxy = &mut self.proxies[id as usize];
         if proxy.fat.contains(&start) {
             return;
@@ -827,7 +835,7 @@ impl BroadPhase {
         }
         for &id in &live {
             let proxy = &self.proxies[id as usize];
-            let aabb = self.shapes[id as usize].aabb();
+            let aabb = self.shapes.get(id).aabb();
             assert!(
                 proxy.fat.contains(&aabb),
                 "proxy {id}'s box lies in its fat AABB"

@@ -5,7 +5,10 @@ use core::fmt;
 use bevy::prelude::*;
 
 use crate::entity_set::SmallEntitySet;
-use crate::geometry::{Pose2d, WorldCircle, WorldRect, WorldRotatedRect, WorldShape};
+use crate::geometry::{
+    ConvexPolygon, HullError, Pose2d, WorldCapsule, WorldCircle, WorldRect, WorldRotatedRect,
+    WorldShape,
+};
 use crate::layers::CollisionLayers;
 
 /// The shape of a [`Collider`] in the entity's local space.
@@ -26,6 +29,16 @@ pub enum ColliderShape {
         /// The radius, before scale.
         radius: f32,
     },
+    /// A capsule upright along the entity's local y axis, turning with the entity. Under a
+    /// non-uniform scale its length follows the y axis and its radius the larger axis.
+    Capsule {
+        /// The radius of the end circles, before scale.
+        radius: f32,
+        /// Half the distance between the end circles' centres, before scale.
+        half_length: f32,
+    },
+    /// A convex polygon, turning with the entity.
+    ConvexPolygon(ConvexPolygon),
 }
 
 /// Why a collider could not be built: the bad value is named.
@@ -45,6 +58,13 @@ pub enum ColliderError {
         /// The value given.
         value: f32,
     },
+    /// A capsule's length that is negative.
+    NegativeLength {
+        /// The value given.
+        value: f32,
+    },
+    /// Points that give no convex polygon.
+    Polygon(HullError),
 }
 
 impl fmt::Display for ColliderError {
@@ -56,6 +76,10 @@ impl fmt::Display for ColliderError {
             ColliderError::NonPositiveSize { what, value } => {
                 write!(f, "collider {what} must be greater than zero, got {value}")
             }
+            ColliderError::NegativeLength { value } => {
+                write!(f, "collider length must not be negative, got {value}")
+            }
+            ColliderError::Polygon(error) => write!(f, "{error}"),
         }
     }
 }
@@ -121,6 +145,88 @@ impl Collider {
     /// A circle of `radius`.
     pub fn circle(radius: f32) -> Self {
         Self::from_shape(ColliderShape::Circle { radius })
+    }
+
+    /// A capsule upright along the entity's local y axis: the points within `radius` of a segment of
+    /// `length` between its end circles' centres. It turns with the entity; its whole height is
+    /// `length + 2 * radius`.
+    ///
+    /// ```
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// let player = Collider::capsule(0.4, 1.0);
+    /// assert!(player.has_valid_size());
+    /// assert!(Collider::capsule(0.4, 0.0).has_valid_size(), "a capsule of no length is a circle");
+    /// ```
+    pub fn capsule(radius: f32, length: f32) -> Self {
+        Self::from_shape(ColliderShape::Capsule {
+            radius,
+            half_length: 0.5 * length,
+        })
+    }
+
+    /// The convex hull of `points`, in the entity's local space, turning with the entity: a slope, a
+    /// ramp, a triangle or a hexagonal tile. The points come in any order; duplicates and points
+    /// inside are dropped. The hull has at most [`MAX_POLYGON_VERTICES`](crate::geometry::MAX_POLYGON_VERTICES)
+    /// vertices.
+    ///
+    /// Points that give no such hull (fewer than three not on one line, a point not finite, or too
+    /// many vertices) give a collider the plugin skips with one warning, as for every bad size;
+    /// [`Collider::try_convex_polygon`] says why instead.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// let ramp = Collider::convex_polygon(&[Vec2::ZERO, Vec2::new(4.0, 0.0), Vec2::new(4.0, 2.0)]);
+    /// assert!(ramp.has_valid_size());
+    /// assert!(!Collider::convex_polygon(&[Vec2::ZERO, Vec2::X]).has_valid_size());
+    /// ```
+    pub fn convex_polygon(points: &[Vec2]) -> Self {
+        Self::from_shape(ColliderShape::ConvexPolygon(
+            ConvexPolygon::hull(points).unwrap_or(ConvexPolygon::EMPTY),
+        ))
+    }
+
+    /// [`Collider::capsule`], or an error naming a radius that is not finite and positive, or a
+    /// length that is not finite or is negative.
+    ///
+    /// ```
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// assert!(Collider::try_capsule(0.5, -1.0).is_err());
+    /// assert!(Collider::try_capsule(0.0, 1.0).is_err());
+    /// assert!(Collider::try_capsule(0.5, 1.0).is_ok());
+    /// ```
+    pub fn try_capsule(radius: f32, length: f32) -> Result<Self, ColliderError> {
+        let radius = check_size("radius", radius)?;
+        if !length.is_finite() {
+            return Err(ColliderError::NonFiniteSize {
+                what: "length",
+                value: length,
+            });
+        }
+        if length < 0.0 {
+            return Err(ColliderError::NegativeLength { value: length });
+        }
+        Ok(Self::capsule(radius, length))
+    }
+
+    /// [`Collider::convex_polygon`], or an error saying why the points give no polygon.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_rect_collision::prelude::*;
+    ///
+    /// let on_a_line = Collider::try_convex_polygon(&[Vec2::ZERO, Vec2::ONE, Vec2::splat(2.0)]);
+    /// assert_eq!(
+    ///     on_a_line.unwrap_err().to_string(),
+    ///     "a polygon needs three points that are not on one line"
+    /// );
+    /// ```
+    pub fn try_convex_polygon(points: &[Vec2]) -> Result<Self, ColliderError> {
+        let hull = ConvexPolygon::hull(points).map_err(ColliderError::Polygon)?;
+        Ok(Self::from_shape(ColliderShape::ConvexPolygon(hull)))
     }
 
     /// [`Collider::rect`], or an error naming a size that is not finite and positive.
@@ -194,6 +300,13 @@ impl Collider {
                 half_size.is_finite() && half_size.x > 0.0 && half_size.y > 0.0
             }
             ColliderShape::Circle { radius } => radius.is_finite() && radius > 0.0,
+            ColliderShape::Capsule {
+                radius,
+                half_length,
+            } => {
+                radius.is_finite() && radius > 0.0 && half_length.is_finite() && half_length >= 0.0
+            }
+            ColliderShape::ConvexPolygon(polygon) => !polygon.is_empty(),
         }
     }
 
@@ -210,7 +323,7 @@ impl Collider {
     /// assert_eq!(shape.center(), Vec2::new(5.0, 0.0));
     /// assert!(Collider::circle(f32::NAN).world_shape(&pose).is_none());
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn world_shape(&self, pose: &Pose2d) -> Option<WorldShape> {
         let (shape, center, size) = match self.shape {
             ColliderShape::Rect { half_size } => {
@@ -224,6 +337,12 @@ impl Collider {
             ColliderShape::Circle { radius } => {
                 let circle = WorldCircle::from_pose(pose, radius, self.offset);
                 (circle.into(), circle.center, Vec2::splat(circle.radius))
+            }
+            // Kept out of line, so that the rectangles and circles of the prepare stage's loop stay
+            // a few instructions (`collision_bench`, W1).
+            ColliderShape::Capsule { .. } | ColliderShape::ConvexPolygon(_) => {
+                let (shape, center, size) = self.rounded_world_shape(pose)?;
+                (shape, center, size)
             }
         };
         // One check without branches, where a branch per number would cost more than building the
@@ -245,6 +364,37 @@ impl Collider {
         let positive =
             Vec4::new(size.x, size.y, pose.scale.x.abs(), pose.scale.y.abs()).cmpgt(Vec4::ZERO);
         (valid & positive).all().then_some(shape)
+    }
+
+    /// A capsule or a polygon placed by `pose`, with a point and a size for [`Self::world_shape`]'s
+    /// check: finite and positive where the shape is valid.
+    #[inline(never)]
+    fn rounded_world_shape(&self, pose: &Pose2d) -> Option<(WorldShape, Vec2, Vec2)> {
+        match self.shape {
+            ColliderShape::Capsule {
+                radius,
+                half_length,
+            } => {
+                let capsule = WorldCapsule::from_pose(pose, radius, half_length, self.offset);
+                // A capsule of no length is valid: its radius gives it area.
+                let length_valid = capsule.half_length >= 0.0 && capsule.half_length.is_finite();
+                let size = if length_valid {
+                    Vec2::splat(capsule.radius)
+                } else {
+                    Vec2::ZERO
+                };
+                Some((capsule.into(), capsule.center, size))
+            }
+            ColliderShape::ConvexPolygon(polygon) if !polygon.is_empty() => {
+                let placed = polygon.from_pose(pose, self.offset);
+                // The box has area only where the polygon does.
+                let aabb = placed.aabb();
+                let finite = placed.vertices().iter().all(|vertex| vertex.is_finite());
+                let corner = if finite { aabb.min } else { Vec2::NAN };
+                Some((placed.into(), corner, aabb.max - aabb.min))
+            }
+            _ => None,
+        }
     }
 
     /// The collider placed in the world by `transform`, as the prepare stage places it: the shape
@@ -646,6 +796,11 @@ mod tests {
             WorldShape::Rect(r) => r.half_size.x > 0.0 && r.half_size.y > 0.0,
             WorldShape::RotatedRect(r) => r.half_size.x > 0.0 && r.half_size.y > 0.0,
             WorldShape::Circle(c) => c.radius > 0.0,
+            WorldShape::Capsule(c) => c.radius > 0.0 && c.half_length >= 0.0,
+            WorldShape::Polygon(p) => {
+                let size = p.aabb().max - p.aabb().min;
+                size.x > 0.0 && size.y > 0.0
+            }
         };
         collider.has_valid_size() && pose.is_valid() && shape.is_finite() && positive
     }
@@ -970,6 +1125,20 @@ mod tests {
                                     half_size: Vec2::new(1.0, size),
                                 },
                                 ColliderShape::Circle { radius: size },
+                                ColliderShape::Capsule {
+                                    radius: size,
+                                    half_length: 1.0,
+                                },
+                                ColliderShape::Capsule {
+                                    radius: 1.0,
+                                    half_length: size,
+                                },
+                                Collider::convex_polygon(&[
+                                    Vec2::ZERO,
+                                    Vec2::new(size, 0.0),
+                                    Vec2::new(0.0, 1.0),
+                                ])
+                                .shape,
                             ] {
                                 let collider = Collider::from_shape(shape).with_offset(offset);
                                 let built = collider.world_shape(&pose);
@@ -983,6 +1152,16 @@ mod tests {
                                     }
                                     ColliderShape::Circle { radius } => {
                                         WorldCircle::from_pose(&pose, radius, offset).into()
+                                    }
+                                    ColliderShape::Capsule {
+                                        radius,
+                                        half_length,
+                                    } => {
+                                        WorldCapsule::from_pose(&pose, radius, half_length, offset)
+                                            .into()
+                                    }
+                                    ColliderShape::ConvexPolygon(polygon) => {
+                                        polygon.from_pose(&pose, offset).into()
                                     }
                                 };
                                 let expected = valid_by_parts(&collider, &pose, &unchecked);

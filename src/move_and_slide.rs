@@ -283,6 +283,8 @@ fn grown(shape: &WorldShape, margin: f32) -> WorldShape {
         WorldShape::Rect(rect) => rect.half_size += margin,
         WorldShape::RotatedRect(rect) => rect.half_size += margin,
         WorldShape::Circle(circle) => circle.radius += margin,
+        WorldShape::Capsule(capsule) => capsule.radius += margin,
+        WorldShape::Polygon(polygon) => *polygon = polygon.grown(margin),
     }
     shape
 }

@@ -287,7 +287,6 @@ pub(crate) fn find_contacts(
             if rejected.contains(slot as u32) {
                 return (slot as u32, None, None);
             }
-            let (a, b) = (bp.shape(pair.a), bp.shape(pair.b));
             // Most updates sweep nothing: their pairs skip two loads from the sweeps (workload W1
             // of `collision_bench` at 100,000).
             let (a_move, b_move) = if any_swept {
@@ -297,11 +296,11 @@ pub(crate) fn find_contacts(
             };
             let swept = a_move != Vec2::ZERO || b_move != Vec2::ZERO;
             let impact = if swept {
-                impact(a, a_move, b, b_move)
+                impact(&bp.shape(pair.a), a_move, &bp.shape(pair.b), b_move)
             } else {
                 None
             };
-            (slot as u32, a.contact(b, mode), impact)
+            (slot as u32, bp.contact(pair.a, pair.b, mode), impact)
         };
         // The pairs of a few changed proxies are found through their lists, of many by a pass over
         // every slot. The pass splits the slots among its tasks, and each brings the contacts of
@@ -343,7 +342,7 @@ pub(crate) fn find_contacts(
         let shapes = |pair: Pair| {
             move || {
                 let entities = (bp.proxy(pair.a).entity, bp.proxy(pair.b).entity);
-                (entities, (*bp.shape(pair.a), *bp.shape(pair.b)))
+                (entities, (bp.shape(pair.a), bp.shape(pair.b)))
             }
         };
         let mut tested = core::mem::take(&mut contacts.tested);

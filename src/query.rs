@@ -225,7 +225,7 @@ where
         let (collider, transform, layers) = self.colliders.get(entity).ok()?;
         match self.broad_phase.proxy_id(entity) {
             Some(id) => Some((
-                *self.broad_phase.shape(id),
+                self.broad_phase.shape(id),
                 self.broad_phase.proxy(id).layers,
             )),
             None => Some((collider.world_shape_from_transform(transform)?, *layers)),

@@ -197,6 +197,10 @@ fn invalid_transforms_are_skipped_and_the_rest_keeps_colliding() {
         Collider::rect(-1.0, 1.0),
         Collider::rotated_rect(1.0, -1.0),
         Collider::circle(-1.0),
+        Collider::capsule(-1.0, 1.0),
+        Collider::capsule(1.0, f32::NAN),
+        Collider::convex_polygon(&[Vec2::ZERO, Vec2::X, Vec2::splat(f32::NAN)]),
+        Collider::convex_polygon(&[Vec2::ZERO, Vec2::X, Vec2::new(2.0, 0.0)]),
     ]
     .into_iter()
     .map(|collider| spawn_at(&mut app, at(0.5, 0.0), collider))
@@ -218,7 +222,7 @@ fn invalid_transforms_are_skipped_and_the_rest_keeps_colliding() {
     }
     let diagnostics = *app.world().resource::<CollisionDiagnostics>();
     assert_eq!(
-        diagnostics.invalid_colliders, 6,
+        diagnostics.invalid_colliders, 10,
         "counted in the diagnostics"
     );
     // Becoming valid again brings it back.

@@ -121,10 +121,15 @@ fn arguments(rng: &mut Rng, live: &[Entity]) -> Arguments {
         filter.with_excluded_entities(excluded.collect::<Vec<_>>())
     };
     let point = |rng: &mut Rng| Vec2::new(rng.range(-22.0, 22.0), rng.range(-22.0, 22.0));
-    let collider = |rng: &mut Rng| match rng.below(3) {
+    let collider = |rng: &mut Rng| match rng.below(5) {
         0 => Collider::rect(rng.range(0.5, 5.0), rng.range(0.5, 5.0)),
         1 => Collider::rotated_rect(rng.range(0.5, 5.0), rng.range(0.5, 5.0)),
-        _ => Collider::circle(rng.range(0.25, 2.5)),
+        2 => Collider::circle(rng.range(0.25, 2.5)),
+        3 => Collider::capsule(rng.range(0.25, 1.5), rng.range(0.0, 3.0)),
+        _ => {
+            let (w, h) = (rng.range(0.5, 5.0), rng.range(0.5, 5.0));
+            quadrilateral(w, h)
+        }
     };
     let pose =
         |rng: &mut Rng| Pose2d::new(point(rng), Rot2::radians(rng.range(-3.2, 3.2)), Vec2::ONE);

@@ -302,10 +302,12 @@ fn a_churning_world_of_swept_colliders_ends_every_start() {
         for _ in 0..rng.below(6) {
             let swept = rng.below(3) == 0;
             let position = Vec2::new(rng.range(-20.0, 20.0), rng.range(-20.0, 20.0));
-            let collider = match rng.below(3) {
+            let collider = match rng.below(5) {
                 0 => Collider::circle(rng.range(0.1, 1.5)),
                 1 => Collider::rect(rng.range(0.1, 3.0), rng.range(0.1, 3.0)),
-                _ => Collider::rotated_rect(rng.range(0.1, 3.0), rng.range(0.1, 3.0)),
+                2 => Collider::rotated_rect(rng.range(0.1, 3.0), rng.range(0.1, 3.0)),
+                3 => Collider::capsule(rng.range(0.1, 1.0), rng.range(0.0, 2.0)),
+                _ => quadrilateral(rng.range(0.1, 3.0), rng.range(0.1, 3.0)),
             };
             let transform = Transform::from_translation(position.extend(0.0))
                 .with_rotation(Quat::from_rotation_z(rng.range(-3.1, 3.1)));

@@ -11,8 +11,15 @@ pub struct DragPlugin;
 
 impl Plugin for DragPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<Picked>()
-            .add_systems(Update, (pick_and_drag, rotate_picked, tint_touching));
+        app.init_resource::<Picked>().add_systems(
+            Update,
+            (
+                pick_and_drag,
+                rotate_picked,
+                tint_touching,
+                tint_touching_meshes,
+            ),
+        );
     }
 }
 
@@ -103,7 +110,30 @@ fn tint_touching(mut sprites: Query<(&mut Sprite, &BaseColor, &CollidingEntities
     }
 }
 
-/// A sprite drawing `collider`: a coloured rectangle, or the generated white disc tinted.
+fn tint_touching_meshes(
+    shapes: Query<(
+        &MeshMaterial2d<ColorMaterial>,
+        &BaseColor,
+        &CollidingEntities,
+    )>,
+    mut materials: ResMut<Assets<ColorMaterial>>,
+) {
+    for (material, base, touching) in &shapes {
+        let color = if touching.is_empty() {
+            base.0
+        } else {
+            TOUCHING
+        };
+        if let Some(mut material) = materials.get_mut(&material.0)
+            && material.color != color
+        {
+            material.color = color;
+        }
+    }
+}
+
+/// A sprite drawing a rectangle's or a circle's `collider`: a coloured rectangle, or the generated
+/// white disc tinted. Capsules and polygons are drawn by [`mesh_for`].
 pub fn sprite_for(collider: &Collider, color: Color, assets: &AssetServer) -> Sprite {
     match collider.shape {
         ColliderShape::Rect { half_size } | ColliderShape::RotatedRect { half_size } => {
@@ -115,7 +145,52 @@ pub fn sprite_for(collider: &Collider, color: Color, assets: &AssetServer) -> Sp
             custom_size: Some(Vec2::splat(radius * 2.0)),
             ..default()
         },
+        ColliderShape::Capsule { .. } | ColliderShape::ConvexPolygon(_) => {
+            unreachable!("capsules and polygons are drawn by mesh_for")
+        }
     }
+}
+
+/// A mesh drawing a capsule's or a polygon's `collider`, with a material of its own so that it can
+/// be tinted.
+pub fn mesh_for(
+    collider: &Collider,
+    color: Color,
+    meshes: &mut Assets<Mesh>,
+    materials: &mut Assets<ColorMaterial>,
+) -> (Mesh2d, MeshMaterial2d<ColorMaterial>) {
+    let mesh = match collider.shape {
+        ColliderShape::Capsule {
+            radius,
+            half_length,
+        } => meshes.add(Capsule2d::new(radius, 2.0 * half_length)),
+        ColliderShape::ConvexPolygon(polygon) => {
+            let vertices: Vec<Vec2> = polygon.vertices().to_vec();
+            let center = polygon.center();
+            // A fan of triangles about the centre, counter-clockwise as the hull is.
+            let mut mesh = Mesh::new(
+                bevy::mesh::PrimitiveTopology::TriangleList,
+                bevy::asset::RenderAssetUsages::default(),
+            );
+            let mut positions = vec![center.extend(0.0).to_array()];
+            positions.extend(vertices.iter().map(|v| v.extend(0.0).to_array()));
+            let count = vertices.len() as u32;
+            let indices = (0..count)
+                .flat_map(|i| [0, 1 + i, 1 + (i + 1) % count])
+                .collect();
+            mesh.insert_attribute(Mesh::ATTRIBUTE_POSITION, positions);
+            mesh.insert_indices(bevy::mesh::Indices::U32(indices));
+            meshes.add(mesh)
+        }
+        ColliderShape::Rect { half_size } | ColliderShape::RotatedRect { half_size } => {
+            meshes.add(Rectangle::from_size(half_size * 2.0))
+        }
+        ColliderShape::Circle { radius } => meshes.add(Circle::new(radius)),
+    };
+    (
+        Mesh2d(mesh),
+        MeshMaterial2d(materials.add(ColorMaterial::from_color(color))),
+    )
 }
 
 /// Help text in the top-left corner.

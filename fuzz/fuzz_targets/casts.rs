@@ -5,6 +5,7 @@
 
 use arbitrary::Arbitrary;
 use bevy::math::{Dir2, Rot2, Vec2};
+use bevy_rect_collision::geometry::ConvexPolygon;
 use bevy_rect_collision::geometry::*;
 use libfuzzer_sys::fuzz_target;
 
@@ -20,7 +21,7 @@ impl RawShape {
     fn shape(&self) -> WorldShape {
         let center = Vec2::new(self.center.0, self.center.1);
         let half_size = Vec2::new(self.size.0, self.size.1).abs();
-        match self.kind % 3 {
+        match self.kind % 5 {
             0 => WorldShape::Rect(WorldRect { center, half_size }),
             1 => WorldShape::RotatedRect(WorldRotatedRect {
                 center,
@@ -31,17 +32,54 @@ impl RawShape {
                     sin: self.angle.sin(),
                 },
             }),
-            _ => WorldShape::Circle(WorldCircle {
+            2 => WorldShape::Circle(WorldCircle {
                 center,
                 radius: half_size.x,
             }),
+            3 => WorldShape::Capsule(WorldCapsule {
+                center,
+                half_length: half_size.y,
+                radius: half_size.x,
+                rotation: Rot2 {
+                    cos: self.angle.cos(),
+                    sin: self.angle.sin(),
+                },
+            }),
+            // A pentagon: a box's corners and a point above it, turned; a circle where they
+            // give no hull.
+            _ => {
+                let rotation = Rot2 {
+                    cos: self.angle.cos(),
+                    sin: self.angle.sin(),
+                };
+                let corners = [
+                    (-1.0, -1.0),
+                    (1.0, -1.0),
+                    (1.0, 1.0),
+                    (0.0, 1.5),
+                    (-1.0, 1.0),
+                ];
+                let points =
+                    corners.map(|(x, y)| center + rotation * (half_size * Vec2::new(x, y)));
+                match ConvexPolygon::hull(&points) {
+                    Ok(polygon) => WorldShape::Polygon(polygon),
+                    Err(_) => WorldShape::Circle(WorldCircle {
+                        center,
+                        radius: half_size.x,
+                    }),
+                }
+            }
         }
     }
 
     /// Finite, neither huge nor tiny: where a hit must be well formed.
     fn is_moderate(&self) -> bool {
-        [self.center.0, self.center.1].iter().all(|v| v.is_finite() && v.abs() < 1e3)
-            && [self.size.0, self.size.1].iter().all(|v| v.is_finite() && (1e-2..1e3).contains(&v.abs()))
+        [self.center.0, self.center.1]
+            .iter()
+            .all(|v| v.is_finite() && v.abs() < 1e3)
+            && [self.size.0, self.size.1]
+                .iter()
+                .all(|v| v.is_finite() && (1e-2..1e3).contains(&v.abs()))
             && self.angle.is_finite()
             && self.angle.abs() < 10.0
     }
@@ -77,7 +115,10 @@ fuzz_target!(|input: Input| {
         (0.0..=input.max_distance).contains(&hit.distance),
         "a hit past the reach: {hit:?}"
     );
-    assert!((hit.normal.length() - 1.0).abs() < 1e-3, "normal not unit: {hit:?}");
+    assert!(
+        (hit.normal.length() - 1.0).abs() < 1e-3,
+        "normal not unit: {hit:?}"
+    );
     assert!(hit.point.is_finite(), "point not finite: {hit:?}");
     // The target cast the other way meets the moving shape at the same distance.
     let reverse = shape_cast(&target, -direction, input.max_distance, &moving);

@@ -6,6 +6,7 @@
 
 use arbitrary::Arbitrary;
 use bevy::math::{Rot2, Vec2};
+use bevy_rect_collision::geometry::ConvexPolygon;
 use bevy_rect_collision::geometry::*;
 use libfuzzer_sys::fuzz_target;
 
@@ -21,7 +22,7 @@ impl RawShape {
     fn shape(&self) -> WorldShape {
         let center = Vec2::new(self.center.0, self.center.1);
         let half_size = Vec2::new(self.size.0, self.size.1).abs();
-        match self.kind % 3 {
+        match self.kind % 5 {
             0 => WorldShape::Rect(WorldRect { center, half_size }),
             1 => WorldShape::RotatedRect(WorldRotatedRect {
                 center,
@@ -31,10 +32,43 @@ impl RawShape {
                     sin: self.rotation.1,
                 },
             }),
-            _ => WorldShape::Circle(WorldCircle {
+            2 => WorldShape::Circle(WorldCircle {
                 center,
                 radius: half_size.x,
             }),
+            3 => WorldShape::Capsule(WorldCapsule {
+                center,
+                half_length: half_size.y,
+                radius: half_size.x,
+                rotation: Rot2 {
+                    cos: self.rotation.0,
+                    sin: self.rotation.1,
+                },
+            }),
+            // A pentagon: a box's corners and a point above it, turned; a circle where they
+            // give no hull.
+            _ => {
+                let rotation = Rot2 {
+                    cos: self.rotation.0,
+                    sin: self.rotation.1,
+                };
+                let corners = [
+                    (-1.0, -1.0),
+                    (1.0, -1.0),
+                    (1.0, 1.0),
+                    (0.0, 1.5),
+                    (-1.0, 1.0),
+                ];
+                let points =
+                    corners.map(|(x, y)| center + rotation * (half_size * Vec2::new(x, y)));
+                match ConvexPolygon::hull(&points) {
+                    Ok(polygon) => WorldShape::Polygon(polygon),
+                    Err(_) => WorldShape::Circle(WorldCircle {
+                        center,
+                        radius: half_size.x,
+                    }),
+                }
+            }
         }
     }
 

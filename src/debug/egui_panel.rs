@@ -286,6 +286,21 @@ fn selection(
                 circle.center.x, circle.center.y, circle.radius
             ));
         }
+        Some(WorldShape::Capsule(capsule)) => {
+            ui.monospace(format!(
+                "capsule: centre ({:.2}, {:.2}) length {:.2} radius {:.2} angle {:.1}°",
+                capsule.center.x,
+                capsule.center.y,
+                2.0 * capsule.half_length,
+                capsule.radius,
+                capsule.rotation.as_degrees()
+            ));
+        }
+        Some(WorldShape::Polygon(polygon)) => {
+            for vertex in polygon.vertices() {
+                ui.monospace(format!("vertex ({:.2}, {:.2})", vertex.x, vertex.y));
+            }
+        }
         Some(shape) => {
             for corner in shape.corners().into_iter().flatten() {
                 ui.monospace(format!("corner ({:.2}, {:.2})", corner.x, corner.y));

@@ -151,7 +151,8 @@ fn toggle_overlay(keys: Option<Res<ButtonInput<KeyCode>>>, mut store: ResMut<Giz
     }
 }
 
-/// Draws a shape's outline: the closed corner loop of a rectangle, or a circle.
+/// Draws a shape's outline: the closed loop of a rectangle's corners or a polygon's vertices, a
+/// circle, or a capsule.
 pub(crate) fn draw_shape(gizmos: &mut Gizmos<CollisionGizmos>, shape: &WorldShape, color: Color) {
     match shape {
         WorldShape::Circle(circle) => {
@@ -161,7 +162,18 @@ pub(crate) fn draw_shape(gizmos: &mut Gizmos<CollisionGizmos>, shape: &WorldShap
                 color,
             );
         }
-        _ => {
+        WorldShape::Capsule(capsule) => {
+            gizmos.primitive_2d(
+                &Capsule2d::new(capsule.radius, 2.0 * capsule.half_length),
+                Isometry2d::new(capsule.center, capsule.rotation),
+                color,
+            );
+        }
+        WorldShape::Polygon(polygon) => {
+            let vertices = polygon.vertices();
+            gizmos.linestrip_2d(vertices.iter().chain(&vertices[..1]).copied(), color);
+        }
+        WorldShape::Rect(_) | WorldShape::RotatedRect(_) => {
             if let Some(corners) = shape.corners() {
                 gizmos.linestrip_2d(corners.into_iter().chain([corners[0]]), color);
             }
@@ -313,16 +325,25 @@ fn draw_sweeps(mut gizmos: Gizmos<CollisionGizmos>, broad_phase: Res<BroadPhase>
     for (_, shape, motion) in broad_phase.sweeps() {
         let start = shape.translated(-motion);
         draw_shape(&mut gizmos, &start, color);
-        // The way's outline: each corner's track, or a circle's two sides'.
-        let sides = match shape {
+        // The way's outline: each corner's or vertex's track, or a round shape's two sides'.
+        let across = motion.normalize_or_zero().perp();
+        let tracks: Vec<Vec2> = match shape {
             WorldShape::Circle(circle) => {
-                let side = motion.normalize_or_zero().perp() * circle.radius;
-                Some([circle.center + side, circle.center - side])
+                let side = across * circle.radius;
+                vec![circle.center + side, circle.center - side]
             }
-            _ => None,
+            WorldShape::Capsule(capsule) => {
+                let side = across * capsule.radius;
+                (capsule.ends().into_iter())
+                    .flat_map(|end| [end + side, end - side])
+                    .collect()
+            }
+            WorldShape::Polygon(polygon) => polygon.vertices().to_vec(),
+            WorldShape::Rect(_) | WorldShape::RotatedRect(_) => {
+                shape.corners().into_iter().flatten().collect()
+            }
         };
-        let tracks = shape.corners().into_iter().flatten();
-        for end in tracks.chain(sides.into_iter().flatten()) {
+        for end in tracks {
             gizmos.line_2d(end - motion, end, color);
         }
     }

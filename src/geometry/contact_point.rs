@@ -2,6 +2,7 @@
 
 use bevy::math::Vec2;
 
+use super::rounded::RoundedPolygon;
 use super::{Contact, WorldShape};
 
 /// The part of a shape that reaches furthest along a direction: how far it reaches, and the span it
@@ -22,23 +23,39 @@ fn support_feature(shape: &WorldShape, direction: Vec2, side_share: f32) -> Supp
             across_max: c,
         };
     }
-    let corners = shape.corners().expect("rectangles have corners");
-    let reach = corners
+    match shape.corners() {
+        Some(corners) => side_of(&corners, 0.0, direction, side_share),
+        None => {
+            let rounded = RoundedPolygon::of(shape);
+            side_of(rounded.core(), rounded.radius(), direction, side_share)
+        }
+    }
+}
+
+/// The support feature of the convex hull of `points` grown by `radius`: the points within
+/// `side_share` of the hull's size of the furthest one form its side, and the rounding adds the
+/// radius to the reach.
+fn side_of(points: &[Vec2], radius: f32, direction: Vec2, side_share: f32) -> SupportFeature {
+    let across = direction.perp();
+    let reach = points
         .iter()
-        .map(|c| c.dot(direction))
+        .map(|point| point.dot(direction))
         .fold(f32::NEG_INFINITY, f32::max);
-    // Corners within `side_share` of the shape's size of the furthest one form its side.
-    let tolerance = side_share * (corners[0] - corners[2]).length();
-    let (mut across_min, mut across_max) = (f32::INFINITY, f32::NEG_INFINITY);
-    for corner in corners
+    let size = points
         .iter()
-        .filter(|c| c.dot(direction) >= reach - tolerance)
+        .map(|point| point.distance(points[0]))
+        .fold(0.0, f32::max);
+    let tolerance = side_share * size;
+    let (mut across_min, mut across_max) = (f32::INFINITY, f32::NEG_INFINITY);
+    for point in points
+        .iter()
+        .filter(|p| p.dot(direction) >= reach - tolerance)
     {
-        across_min = across_min.min(corner.dot(across));
-        across_max = across_max.max(corner.dot(across));
+        across_min = across_min.min(point.dot(across));
+        across_max = across_max.max(point.dot(across));
     }
     SupportFeature {
-        reach,
+        reach: reach + radius,
         across_min,
         across_max,
     }

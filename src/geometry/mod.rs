@@ -7,7 +7,9 @@
 //! - [`WorldRect`]: an axis-aligned rectangle.
 //! - [`WorldRotatedRect`]: a rectangle rotated about its centre.
 //! - [`WorldCircle`]: a circle.
-//! - [`WorldShape`]: any of the three, with a dispatching [`WorldShape::intersects`] and [`WorldShape::contact`].
+//! - [`WorldCapsule`]: a segment grown by a radius.
+//! - [`ConvexPolygon`]: a convex polygon of at most [`MAX_POLYGON_VERTICES`] vertices.
+//! - [`WorldShape`]: any of them, with a dispatching [`WorldShape::intersects`] and [`WorldShape::contact`].
 //!
 //! # Queries
 //! Each pair of shapes has a boolean test, `intersection_test_shape1_shape2`, and a contact query,
@@ -22,6 +24,7 @@
 //! | circle, rotated rect | the centre moved into the rectangle's frame and clamped ("Circle and Rotated Rectangle Collision Detection") | `circle_rotated_rect.rs` |
 //! | circle, rect | the same clamp without the rotation | `circle_rect.rs` |
 //! | circle, circle | squared distance against the squared sum of radii | `circle_circle.rs` |
+//! | any pair with a capsule or a polygon | each shape a convex polygon grown by a radius: separating axis test on the edge normals, then the closest points against the radii | `rounded.rs` |
 //!
 //! # Boundaries
 //! Shapes are closed sets: two shapes that only touch (a shared edge, a corner on an edge, a circle tangent
@@ -46,6 +49,7 @@ mod ray;
 mod rect_rect;
 mod rotated_rect_rect;
 mod rotated_rect_rotated_rect;
+mod rounded;
 mod shape_cast;
 mod shapes;
 mod world_shape;
@@ -76,5 +80,8 @@ pub use rotated_rect_rotated_rect::{
     contact_rotated_rect_rotated_rect, intersection_test_rotated_rect_rotated_rect,
 };
 pub use shape_cast::{ShapeHit, shape_cast};
-pub use shapes::{WorldCircle, WorldRect, WorldRotatedRect};
+pub use shapes::{
+    ConvexPolygon, HullError, MAX_POLYGON_VERTICES, WorldCapsule, WorldCircle, WorldRect,
+    WorldRotatedRect,
+};
 pub use world_shape::WorldShape;

@@ -4,6 +4,7 @@ use bevy::math::{Ray2d, Rot2, Vec2};
 
 use super::WorldShape;
 use super::direction::direction_and_length;
+use super::rounded::{self, RoundedPolygon};
 
 /// Where a ray first meets a shape.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -19,7 +20,9 @@ pub struct RayHit {
 /// The first point where `ray` meets `shape` within `max_distance`, or `None`.
 ///
 /// Shapes are solid: a ray that starts inside hits at distance zero. Rectangles use the slab method in
-/// the rectangle's own frame; circles solve the quadratic for the ray's distance to the centre.
+/// the rectangle's own frame; circles solve the quadratic for the ray's distance to the centre;
+/// polygons clip the ray by each edge's half-plane (Cyrus–Beck), and capsules take the first hit of
+/// their two end circles and the rectangle between them.
 ///
 /// ```
 /// use bevy::math::{Dir2, Ray2d, Vec2};
@@ -39,6 +42,9 @@ pub fn ray_cast(shape: &WorldShape, ray: Ray2d, max_distance: f32) -> Option<Ray
             ray_cast_box(rect.center, rect.half_size, rect.rotation, ray)
         }
         WorldShape::Circle(circle) => ray_cast_circle(circle.center, circle.radius, ray),
+        WorldShape::Capsule(_) | WorldShape::Polygon(_) => {
+            rounded::ray_cast(&RoundedPolygon::of(shape), ray)
+        }
     }?;
     (hit.distance <= max_distance).then_some(hit)
 }

@@ -4,6 +4,7 @@ use bevy::math::{Dir2, Ray2d, Rot2, Vec2};
 
 use super::contact_point::meeting_point;
 use super::ray::{ray_cast_box, ray_cast_circle};
+use super::rounded::{self, RoundedPolygon};
 use super::{OverlapMode, WorldShape, contact_point};
 
 /// Where a cast shape first touches another.
@@ -30,7 +31,9 @@ pub struct ShapeHit {
 ///   Real-Time Collision Detection, 5.5.8, "Intersecting Moving Convex Polygons");
 /// - a circle and a rectangle: a ray from the circle's centre against the rectangle grown by the
 ///   radius with rounded corners, in the rectangle's frame;
-/// - two circles: a ray from one centre against a circle of the two radii.
+/// - two circles: a ray from one centre against a circle of the two radii;
+/// - any pair with a capsule or a polygon: a ray against the Minkowski difference of the two shapes,
+///   each a convex polygon grown by a radius.
 ///
 /// ```
 /// use bevy::math::{Dir2, Vec2};
@@ -60,7 +63,12 @@ pub fn shape_cast(
             normal: contact.normal,
         });
     }
+    let rounded =
+        |shape: &WorldShape| matches!(shape, WorldShape::Capsule(_) | WorldShape::Polygon(_));
     let (distance, normal) = match (moving, target) {
+        (a, b) if rounded(a) || rounded(b) => {
+            rounded::cast(&RoundedPolygon::of(a), direction, &RoundedPolygon::of(b))?
+        }
         (WorldShape::Circle(a), WorldShape::Circle(b)) => {
             let ray = Ray2d::new(a.center, direction);
             let hit = ray_cast_circle(b.center, a.radius + b.radius, ray)?;
@@ -84,9 +92,15 @@ pub fn shape_cast(
     // The shapes touch: a side meets the other shape only where it lies along the normal, within
     // rounding, and otherwise a corner meets it, which is on both.
     let moved = moving.translated(*direction * distance);
+    // A rounded shape meets the other over the closest point of its core, which may lie off the
+    // shapes' furthest points along the normal where the rounding begins.
+    let point = (rounded(moving) || rounded(target))
+        .then(|| rounded::touching_point(&RoundedPolygon::of(target), &RoundedPolygon::of(&moved)))
+        .flatten()
+        .unwrap_or_else(|| meeting_point(target, &moved, normal, 1e-5));
     Some(ShapeHit {
         distance,
-        point: meeting_point(target, &moved, normal, 1e-5),
+        point,
         normal,
     })
 }
@@ -96,7 +110,7 @@ fn as_box(shape: &WorldShape) -> Option<(Vec2, Vec2, Rot2)> {
     match shape {
         WorldShape::Rect(rect) => Some((rect.center, rect.half_size, Rot2::IDENTITY)),
         WorldShape::RotatedRect(rect) => Some((rect.center, rect.half_size, rect.rotation)),
-        WorldShape::Circle(_) => None,
+        WorldShape::Circle(_) | WorldShape::Capsule(_) | WorldShape::Polygon(_) => None,
     }
 }
 
@@ -216,6 +230,9 @@ mod tests {
             WorldShape::Circle(circle) => {
                 let offset = point - circle.center;
                 circle.center + offset.clamp_length_max(circle.radius)
+            }
+            WorldShape::Capsule(_) | WorldShape::Polygon(_) => {
+                unreachable!("the casts here are of rectangles and circles")
             }
         }
     }

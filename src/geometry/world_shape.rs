@@ -1,7 +1,8 @@
-//! Any of the three shapes, with dispatching queries.
+//! Any of the shapes, with dispatching queries.
 
 use bevy::math::{Vec2, bounding::Aabb2d};
 
+use super::rounded::{self, RoundedPolygon};
 use super::*;
 
 /// A collider's shape placed in the world: what the plugin derives from a `Collider` and its
@@ -26,6 +27,10 @@ pub enum WorldShape {
     RotatedRect(WorldRotatedRect),
     /// A circle.
     Circle(WorldCircle),
+    /// A capsule: a segment grown by a radius.
+    Capsule(WorldCapsule),
+    /// A convex polygon.
+    Polygon(ConvexPolygon),
 }
 
 impl WorldShape {
@@ -36,6 +41,8 @@ impl WorldShape {
             WorldShape::Rect(rect) => rect.center,
             WorldShape::RotatedRect(rect) => rect.center,
             WorldShape::Circle(circle) => circle.center,
+            WorldShape::Capsule(capsule) => capsule.center,
+            WorldShape::Polygon(polygon) => polygon.center(),
         }
     }
 
@@ -47,6 +54,8 @@ impl WorldShape {
             WorldShape::Rect(rect) => rect.center += offset,
             WorldShape::RotatedRect(rect) => rect.center += offset,
             WorldShape::Circle(circle) => circle.center += offset,
+            WorldShape::Capsule(capsule) => capsule.center += offset,
+            WorldShape::Polygon(polygon) => *polygon = polygon.translated(offset),
         }
         shape
     }
@@ -58,6 +67,8 @@ impl WorldShape {
             WorldShape::Rect(rect) => rect.aabb(),
             WorldShape::RotatedRect(rect) => rect.aabb(),
             WorldShape::Circle(circle) => circle.aabb(),
+            WorldShape::Capsule(capsule) => capsule.aabb(),
+            WorldShape::Polygon(polygon) => polygon.aabb(),
         }
     }
 
@@ -83,12 +94,22 @@ impl WorldShape {
                     + axis.dot(rect.axis_y()).abs() * rect.half_size.y
             }
             WorldShape::Circle(circle) => axis.length() * circle.radius,
+            WorldShape::Capsule(capsule) => {
+                axis.dot(capsule.axis()).abs() * capsule.half_length
+                    + axis.length() * capsule.radius
+            }
+            WorldShape::Polygon(polygon) => {
+                let along = polygon.vertices().iter().map(|vertex| axis.dot(*vertex));
+                let low = along.clone().fold(f32::INFINITY, f32::min);
+                let high = along.fold(f32::NEG_INFINITY, f32::max);
+                return Vec2::new(low, high);
+            }
         };
         let center = axis.dot(self.center());
         Vec2::new(center - reach, center + reach)
     }
 
-    /// The four world-space corners of a rectangle, counter-clockwise; `None` for a circle.
+    /// The four world-space corners of a rectangle, counter-clockwise; `None` for the other shapes.
     ///
     /// ```
     /// use bevy::math::Vec2;
@@ -103,7 +124,7 @@ impl WorldShape {
         match self {
             WorldShape::Rect(rect) => Some(rect.corners()),
             WorldShape::RotatedRect(rect) => Some(rect.corners()),
-            WorldShape::Circle(_) => None,
+            WorldShape::Circle(_) | WorldShape::Capsule(_) | WorldShape::Polygon(_) => None,
         }
     }
 
@@ -123,6 +144,13 @@ impl WorldShape {
                 rect.center.is_finite() && rect.half_size.is_finite() && rect.rotation.is_finite()
             }
             WorldShape::Circle(circle) => circle.center.is_finite() && circle.radius.is_finite(),
+            WorldShape::Capsule(capsule) => {
+                capsule.center.is_finite()
+                    && capsule.half_length.is_finite()
+                    && capsule.radius.is_finite()
+                    && capsule.rotation.is_finite()
+            }
+            WorldShape::Polygon(polygon) => polygon.vertices().iter().all(|v| v.is_finite()),
         }
     }
 
@@ -145,6 +173,12 @@ impl WorldShape {
                 intersection_test_rotated_rect_circle(rect, &point, mode)
             }
             WorldShape::Circle(circle) => intersection_test_circle_circle(circle, &point, mode),
+            WorldShape::Capsule(_) | WorldShape::Polygon(_) => rounded::contact(
+                &RoundedPolygon::of(self),
+                &RoundedPolygon::of(&point.into()),
+                mode,
+            )
+            .is_some(),
         }
     }
 
@@ -164,6 +198,7 @@ impl WorldShape {
             (Circle(a), Rect(b)) => intersection_test_circle_rect(a, b, mode),
             (Circle(a), RotatedRect(b)) => intersection_test_circle_rotated_rect(a, b, mode),
             (Circle(a), Circle(b)) => intersection_test_circle_circle(a, b, mode),
+            (a, b) => rounded::intersects(&RoundedPolygon::of(a), &RoundedPolygon::of(b), mode),
         }
     }
 
@@ -182,6 +217,7 @@ impl WorldShape {
             (Circle(a), Rect(b)) => contact_circle_rect(a, b, mode),
             (Circle(a), RotatedRect(b)) => contact_circle_rotated_rect(a, b, mode),
             (Circle(a), Circle(b)) => contact_circle_circle(a, b, mode),
+            (a, b) => rounded::contact(&RoundedPolygon::of(a), &RoundedPolygon::of(b), mode),
         }
     }
 }
@@ -201,6 +237,18 @@ impl From<WorldRotatedRect> for WorldShape {
 impl From<WorldCircle> for WorldShape {
     fn from(circle: WorldCircle) -> Self {
         WorldShape::Circle(circle)
+    }
+}
+
+impl From<WorldCapsule> for WorldShape {
+    fn from(capsule: WorldCapsule) -> Self {
+        WorldShape::Capsule(capsule)
+    }
+}
+
+impl From<ConvexPolygon> for WorldShape {
+    fn from(polygon: ConvexPolygon) -> Self {
+        WorldShape::Polygon(polygon)
     }
 }
 

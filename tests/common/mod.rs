@@ -590,10 +590,12 @@ pub fn spawn_movers(
                 rng.range(sizes.start, sizes.end),
                 rng.range(sizes.start, sizes.end),
             );
-            let collider = match i % 3 {
+            let collider = match i % 5 {
                 0 => Collider::rect(w, h),
                 1 => Collider::rotated_rect(w, h),
-                _ => Collider::circle(w * 0.5),
+                2 => Collider::circle(w * 0.5),
+                3 => Collider::capsule(w * 0.25, h * 0.5),
+                _ => quadrilateral(w, h),
             };
             let velocity = Velocity(Vec2::new(rng.range(-0.3, 0.3), rng.range(-0.3, 0.3)));
             let transform = Transform::from_translation(position.extend(0.0))
@@ -606,4 +608,14 @@ pub fn spawn_movers(
 /// Spawns `bundle`, a collider and what goes with it, at `transform`, and returns its entity.
 pub fn spawn_at(app: &mut App, transform: Transform, bundle: impl Bundle) -> Entity {
     app.world_mut().spawn((transform, bundle)).id()
+}
+
+/// A convex quadrilateral about `w` wide and `h` high, centred near its origin: the tests' polygon.
+pub fn quadrilateral(w: f32, h: f32) -> Collider {
+    Collider::convex_polygon(&[
+        Vec2::new(-0.5 * w, -0.5 * h),
+        Vec2::new(0.5 * w, -0.5 * h),
+        Vec2::new(0.2 * w, 0.5 * h),
+        Vec2::new(-0.4 * w, 0.4 * h),
+    ])
 }
