@@ -382,3 +382,162 @@ pub(crate) fn cast(
     let hit = ray_cast(&difference, Ray2d::new(Vec2::ZERO, direction))?;
     Some((hit.distance, hit.normal))
 }
+
+#[cfg(test)]
+mod tests {
+    use bevy::math::Rot2;
+
+    use super::*;
+    use crate::geometry::testing::{NEAR, angles, assert_collides};
+    use crate::geometry::{ConvexPolygon, WorldCapsule, WorldCircle, WorldRect, WorldRotatedRect};
+
+    /// A regular hexagon of circumradius `radius` about `center`, turned by `turn`.
+    fn hexagon(center: Vec2, radius: f32, turn: Rot2) -> WorldShape {
+        let corners: Vec<Vec2> = (0..6)
+            .map(|k| {
+                center + turn * Vec2::from_angle(k as f32 * core::f32::consts::FRAC_PI_3) * radius
+            })
+            .collect();
+        ConvexPolygon::hull(&corners).expect("a hexagon").into()
+    }
+
+    /// An octagon 2 across, with flat sides along its turned axes: exact numbers where not turned.
+    fn octagon(turn: Rot2) -> WorldShape {
+        let corners = [
+            (1.0, -0.5),
+            (1.0, 0.5),
+            (0.5, 1.0),
+            (-0.5, 1.0),
+            (-1.0, 0.5),
+            (-1.0, -0.5),
+            (-0.5, -1.0),
+            (0.5, -1.0),
+        ];
+        let corners = corners.map(|(x, y)| turn * Vec2::new(x, y));
+        ConvexPolygon::hull(&corners).expect("an octagon").into()
+    }
+
+    /// Half the extent of `shape` along the unit `direction`.
+    fn reach(shape: &WorldShape, direction: Vec2) -> f32 {
+        let extent = shape.extent_along(direction);
+        0.5 * (extent.y - extent.x)
+    }
+
+    /// A capsule and an octagon, each against every kind placed beyond a flat side, both orders:
+    /// apart by a hair, touching (exactly where the numbers are, at 0°), overlapping by a hair and
+    /// deeply, and one inside the other, at 0°, 90°, 45° and an angle with no symmetry.
+    #[test]
+    fn capsules_and_polygons_against_every_kind_at_the_boundaries() {
+        for (angle, turn) in angles() {
+            let side = turn * Vec2::X;
+            let firsts = [
+                (
+                    "capsule",
+                    WorldShape::from(WorldCapsule::new(Vec2::ZERO, 2.0, 1.0, turn)),
+                ),
+                ("octagon", octagon(turn)),
+            ];
+            for (first_name, first) in firsts {
+                let others = |at: Vec2| -> [(&str, WorldShape); 5] {
+                    [
+                        ("rect", WorldRect::new(at, Vec2::splat(0.5)).into()),
+                        (
+                            "rotated rect",
+                            WorldRotatedRect::new(at, Vec2::new(0.5, 0.25), turn).into(),
+                        ),
+                        ("circle", WorldCircle::new(at, 0.5).into()),
+                        ("capsule", WorldCapsule::new(at, 0.5, 0.25, turn).into()),
+                        ("hexagon", hexagon(at, 0.5, turn)),
+                    ]
+                };
+                for (index, (other_name, other)) in others(Vec2::ZERO).into_iter().enumerate() {
+                    let touching_at = reach(&first, side) + reach(&other, side);
+                    let case =
+                        |what: &str| format!("{first_name} and {other_name} {what} at {angle}");
+                    let placed = |distance: f32| others(side * distance)[index].1;
+                    assert_collides(
+                        first,
+                        placed(touching_at + NEAR),
+                        OverlapMode::Closed,
+                        false,
+                        &case("apart"),
+                    );
+                    if angle == "0°" {
+                        assert_collides(
+                            first,
+                            placed(touching_at),
+                            OverlapMode::Closed,
+                            true,
+                            &case("touching"),
+                        );
+                        assert_collides(
+                            first,
+                            placed(touching_at),
+                            OverlapMode::InteriorOnly,
+                            false,
+                            &case("touching, interior only"),
+                        );
+                    }
+                    for (what, distance) in [
+                        ("overlapping by a hair", touching_at - NEAR),
+                        ("overlapping deeply", 0.5 * touching_at),
+                    ] {
+                        let contact = assert_collides(
+                            first,
+                            placed(distance),
+                            OverlapMode::Closed,
+                            true,
+                            &case(what),
+                        )
+                        .expect("a contact");
+                        // The least move may leave a pointed side another way: never deeper.
+                        let expected = touching_at - distance;
+                        assert!(
+                            contact.depth > 0.0 && contact.depth <= expected + 1e-5,
+                            "{}: depth {} for at most {expected}",
+                            case(what),
+                            contact.depth,
+                        );
+                        assert!(
+                            contact.normal.dot(side) > 0.0,
+                            "{}: normal {}",
+                            case(what),
+                            contact.normal
+                        );
+                    }
+                    assert_collides(
+                        first,
+                        other,
+                        OverlapMode::InteriorOnly,
+                        true,
+                        &case("one inside the other"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// A ray through a capsule's flat side and one through its rounded end, and a ray along a
+    /// polygon's edge line that grazes its vertex.
+    #[test]
+    fn rays_meet_sides_ends_and_vertices() {
+        let capsule =
+            RoundedPolygon::of(&WorldCapsule::new(Vec2::ZERO, 2.0, 1.0, Rot2::IDENTITY).into());
+        let flat = ray_cast(&capsule, Ray2d::new(Vec2::new(-5.0, 1.0), Dir2::X)).expect("a hit");
+        assert_eq!((flat.distance, flat.normal), (4.0, -Vec2::X));
+        let end = ray_cast(&capsule, Ray2d::new(Vec2::new(0.0, 10.0), Dir2::NEG_Y)).expect("a hit");
+        assert_eq!((end.distance, end.normal), (7.0, Vec2::Y));
+        let beside = ray_cast(&capsule, Ray2d::new(Vec2::new(1.0001, 10.0), Dir2::NEG_Y));
+        assert!(beside.is_none());
+        let inside = ray_cast(&capsule, Ray2d::new(Vec2::ZERO, Dir2::X)).expect("a hit");
+        assert_eq!(inside.distance, 0.0);
+        let triangle =
+            ConvexPolygon::hull(&[Vec2::ZERO, Vec2::new(2.0, 0.0), Vec2::new(0.0, 2.0)]).unwrap();
+        let polygon = RoundedPolygon::of(&triangle.into());
+        let along_the_base =
+            ray_cast(&polygon, Ray2d::new(Vec2::new(-3.0, 0.0), Dir2::X)).expect("a graze");
+        assert_eq!(along_the_base.distance, 3.0);
+        let past_the_corner = ray_cast(&polygon, Ray2d::new(Vec2::new(-3.0, -0.0001), Dir2::X));
+        assert!(past_the_corner.is_none());
+    }
+}
