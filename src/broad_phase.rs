@@ -25,7 +25,7 @@ use crate::collider::{
     Teleported,
 };
 use crate::diagnostics::{CollisionDiagnostics, StageTimer};
-use crate::geometry::WorldShape;
+use crate::geometry::{Contact, OverlapMode, WorldShape};
 use crate::hooks::ActiveHooks;
 use crate::layers::CollisionLayers;
 use crate::prepare::{ChangedSince, for_each_changed_row};
@@ -271,12 +271,7 @@ impl BroadPhase {
 
     /// The contact of the proxies `a` and `b`.
     #[inline]
-    pub(crate) fn contact(
-        &self,
-        a: u32,
-        b: u32,
-        mode: crate::geometry::OverlapMode,
-    ) -> Option<crate::geometry::Contact> {
+    pub(crate) fn contact(&self, a: u32, b: u32, mode: OverlapMode) -> Option<Contact> {
         self.shapes.contact(a, b, mode)
     }
 

@@ -323,6 +323,7 @@ impl Collider {
     /// assert_eq!(shape.center(), Vec2::new(5.0, 0.0));
     /// assert!(Collider::circle(f32::NAN).world_shape(&pose).is_none());
     /// ```
+    // Inlined into the prepare stage's loop, which a call per collider slows (`collision_bench`, W1).
     #[inline(always)]
     pub fn world_shape(&self, pose: &Pose2d) -> Option<WorldShape> {
         let (shape, center, size) = match self.shape {
@@ -341,8 +342,7 @@ impl Collider {
             // Kept out of line, so that the rectangles and circles of the prepare stage's loop stay
             // a few instructions (`collision_bench`, W1).
             ColliderShape::Capsule { .. } | ColliderShape::ConvexPolygon(_) => {
-                let (shape, center, size) = self.rounded_world_shape(pose)?;
-                (shape, center, size)
+                self.rounded_world_shape(pose)?
             }
         };
         // One check without branches, where a branch per number would cost more than building the
@@ -386,7 +386,7 @@ impl Collider {
                 Some((capsule.into(), capsule.center, size))
             }
             ColliderShape::ConvexPolygon(polygon) if !polygon.is_empty() => {
-                let placed = polygon.from_pose(pose, self.offset);
+                let placed = polygon.placed(pose, self.offset);
                 // The box has area only where the polygon does.
                 let aabb = placed.aabb();
                 let finite = placed.vertices().iter().all(|vertex| vertex.is_finite());
@@ -1161,7 +1161,7 @@ mod tests {
                                             .into()
                                     }
                                     ColliderShape::ConvexPolygon(polygon) => {
-                                        polygon.from_pose(&pose, offset).into()
+                                        polygon.placed(&pose, offset).into()
                                     }
                                 };
                                 let expected = valid_by_parts(&collider, &pose, &unchecked);

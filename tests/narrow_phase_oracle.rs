@@ -88,13 +88,13 @@ fn shape(kind: Kind) -> impl Strategy<Value = WorldShape> {
                             turns && area(polygon) >= 0.05 * size.max_element().powi(2)
                         };
                         ConvexPolygon::hull(&points)
-                            .map(|hull| hull.from_pose(&pose, offset))
+                            .map(|hull| hull.placed(&pose, offset))
                             .ok()
                             .filter(not_a_sliver)
                             .unwrap_or_else(|| {
                                 let uniform =
                                     Pose2d::new(pose.translation, pose.rotation, Vec2::splat(sx));
-                                triangle().from_pose(&uniform, offset)
+                                triangle().placed(&uniform, offset)
                             })
                             .into()
                     }

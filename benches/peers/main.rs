@@ -223,6 +223,13 @@ fn avian_collider(shape: ColliderShape) -> avian::Collider {
             avian::Collider::rectangle(half_size.x * 2.0, half_size.y * 2.0)
         }
         ColliderShape::Circle { radius } => avian::Collider::circle(radius),
+        ColliderShape::Capsule {
+            radius,
+            half_length,
+        } => avian::Collider::capsule(radius, 2.0 * half_length),
+        ColliderShape::ConvexPolygon(polygon) => {
+            avian::Collider::convex_hull(polygon.vertices().to_vec()).expect("a convex polygon")
+        }
     }
 }
 
@@ -232,6 +239,13 @@ fn rapier_collider(shape: ColliderShape) -> rapier::Collider {
             rapier::Collider::cuboid(half_size.x, half_size.y)
         }
         ColliderShape::Circle { radius } => rapier::Collider::ball(radius),
+        ColliderShape::Capsule {
+            radius,
+            half_length,
+        } => rapier::Collider::capsule_y(half_length, radius),
+        ColliderShape::ConvexPolygon(polygon) => {
+            rapier::Collider::convex_hull(polygon.vertices()).expect("a convex polygon")
+        }
     }
 }
 

@@ -151,42 +151,29 @@ pub fn sprite_for(collider: &Collider, color: Color, assets: &AssetServer) -> Sp
     }
 }
 
-/// A mesh drawing a capsule's or a polygon's `collider`, with a material of its own so that it can
-/// be tinted.
+/// A mesh drawing `collider`, a capsule's or a polygon's above all, with a material of its own so
+/// that it can be tinted.
 pub fn mesh_for(
     collider: &Collider,
     color: Color,
     meshes: &mut Assets<Mesh>,
     materials: &mut Assets<ColorMaterial>,
 ) -> (Mesh2d, MeshMaterial2d<ColorMaterial>) {
-    let mesh = match collider.shape {
+    let mesh: Mesh = match collider.shape {
         ColliderShape::Capsule {
             radius,
             half_length,
-        } => meshes.add(Capsule2d::new(radius, 2.0 * half_length)),
+        } => Capsule2d::new(radius, 2.0 * half_length).into(),
         ColliderShape::ConvexPolygon(polygon) => {
-            let vertices: Vec<Vec2> = polygon.vertices().to_vec();
-            let center = polygon.center();
-            // A fan of triangles about the centre, counter-clockwise as the hull is.
-            let mut mesh = Mesh::new(
-                bevy::mesh::PrimitiveTopology::TriangleList,
-                bevy::asset::RenderAssetUsages::default(),
-            );
-            let mut positions = vec![center.extend(0.0).to_array()];
-            positions.extend(vertices.iter().map(|v| v.extend(0.0).to_array()));
-            let count = vertices.len() as u32;
-            let indices = (0..count)
-                .flat_map(|i| [0, 1 + i, 1 + (i + 1) % count])
-                .collect();
-            mesh.insert_attribute(Mesh::ATTRIBUTE_POSITION, positions);
-            mesh.insert_indices(bevy::mesh::Indices::U32(indices));
-            meshes.add(mesh)
+            bevy::math::primitives::ConvexPolygon::new_unchecked(polygon.vertices().iter().copied())
+                .into()
         }
         ColliderShape::Rect { half_size } | ColliderShape::RotatedRect { half_size } => {
-            meshes.add(Rectangle::from_size(half_size * 2.0))
+            Rectangle::from_size(half_size * 2.0).into()
         }
-        ColliderShape::Circle { radius } => meshes.add(Circle::new(radius)),
+        ColliderShape::Circle { radius } => Circle::new(radius).into(),
     };
+    let mesh = meshes.add(mesh.translated_by(collider.offset.extend(0.0)));
     (
         Mesh2d(mesh),
         MeshMaterial2d(materials.add(ColorMaterial::from_color(color))),

@@ -22,7 +22,7 @@ pub struct RayHit {
 /// Shapes are solid: a ray that starts inside hits at distance zero. Rectangles use the slab method in
 /// the rectangle's own frame; circles solve the quadratic for the ray's distance to the centre;
 /// polygons clip the ray by each edge's half-plane (Cyrus–Beck), and capsules take the first hit of
-/// their two end circles and the rectangle between them.
+/// their end circles and the rectangles along their sides.
 ///
 /// ```
 /// use bevy::math::{Dir2, Ray2d, Vec2};

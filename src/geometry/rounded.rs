@@ -10,6 +10,7 @@
 
 use bevy::math::{Dir2, Ray2d, Rot2, Vec2};
 
+use super::direction::direction_and_length;
 use super::ray::{RayHit, ray_cast_box, ray_cast_circle};
 use super::shapes::{MAX_POLYGON_VERTICES, hull_into};
 use super::{Contact, OverlapMode, WorldShape};
@@ -18,8 +19,8 @@ use super::{Contact, OverlapMode, WorldShape};
 const MAX_POINTS: usize = 2 * MAX_POLYGON_VERTICES;
 
 /// A convex polygon of one to `N` points, counter-clockwise, grown by `radius`: one point is a
-/// disc, two a capsule. A shape's has room for a polygon's vertices; a Minkowski difference of two
-/// shapes, [`MAX_POINTS`].
+/// disc, two a capsule. A shape's core has room for a polygon's vertices; the Minkowski difference of
+/// two shapes' cores, for [`MAX_POINTS`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RoundedPolygon<const N: usize = MAX_POLYGON_VERTICES> {
     points: [Vec2; N],
@@ -56,7 +57,7 @@ impl<const N: usize> RoundedPolygon<N> {
             let (from, to) = (self.points[i], self.points[(i + 1) % self.count]);
             let edge = to - from;
             // Counter-clockwise, the outside is to the right of each edge.
-            let normal = Vec2::new(edge.y, -edge.x).try_normalize()?;
+            let (normal, _) = direction_and_length(Vec2::new(edge.y, -edge.x))?;
             Some((from, to, normal))
         })
     }
@@ -159,19 +160,48 @@ pub(crate) fn contact(
     b: &RoundedPolygon,
     mode: OverlapMode,
 ) -> Option<Contact> {
+    // Taken in one order whichever comes first, so that swapping the shapes only flips the normal,
+    // down to the rounding of the tiniest shapes.
+    if comes_first(b, a) {
+        return contact_in_order(b, a, mode).map(Contact::flipped);
+    }
+    contact_in_order(a, b, mode)
+}
+
+/// Whether `a` comes before `b` in an order of rounded polygons: by their numbers of points, then
+/// their points, then their radii.
+fn comes_first(a: &RoundedPolygon, b: &RoundedPolygon) -> bool {
+    if a.count != b.count {
+        return a.count < b.count;
+    }
+    fn numbers(shape: &RoundedPolygon) -> impl Iterator<Item = f32> + '_ {
+        let points = shape.core().iter().flat_map(|point| [point.x, point.y]);
+        points.chain([shape.radius])
+    }
+    (numbers(a).zip(numbers(b)))
+        .map(|(x, y)| x.total_cmp(&y))
+        .find(|order| order.is_ne())
+        .is_some_and(core::cmp::Ordering::is_lt)
+}
+
+/// [`contact`] with the shapes in the order given.
+fn contact_in_order(a: &RoundedPolygon, b: &RoundedPolygon, mode: OverlapMode) -> Option<Contact> {
+    let polygons = both_polygons(a, b);
+    if polygons && polygons_apart(a, b, mode) {
+        return None;
+    }
     let radius = a.radius + b.radius;
     let apart = |on_a: Vec2, on_b: Vec2| {
-        let offset = on_b - on_a;
-        let distance = offset.length();
+        let (normal, distance) = direction_and_length(on_b - on_a).unwrap_or((Vec2::X, 0.0));
         let depth = radius - distance;
         mode.admits(depth).then(|| Contact {
-            normal: offset.try_normalize().unwrap_or(Vec2::X),
+            normal,
             depth: depth.max(0.0),
         })
     };
     // A separation past the radii settles it: the shapes are apart.
     let (from_a, normal_a) = max_separation(a, b, radius);
-    if from_a > radius {
+    if from_a > radius && !polygons {
         return None;
     }
     let (from_b, normal_b) = max_separation(b, a, radius);
@@ -180,6 +210,19 @@ pub(crate) fn contact(
     } else {
         (from_a, normal_a)
     };
+    if polygons {
+        // Not apart by the signs of the separations: touching or overlapping, whatever the
+        // rounding of the unit normals says. Polygons of no area (rectangles of no size) have no
+        // edge normal to give.
+        if separation == f32::NEG_INFINITY {
+            return Some(Contact {
+                normal: Vec2::X,
+                depth: 0.0,
+            });
+        }
+        let depth = (-separation).max(0.0);
+        return Some(Contact { normal, depth });
+    }
     if a.count <= 2 && b.count <= 2 && separation <= 0.0 {
         // Two crossing segments overlap by their normals' test; otherwise points and segments on
         // one line overlap only where their closest points meet.
@@ -202,14 +245,11 @@ pub(crate) fn contact(
     apart(on_a, on_b)
 }
 
-/// Whether two rounded polygons collide in `mode`: [`contact`]'s answer. Two polygons grown by
-/// nothing need only the sign of each edge's separation, which needs no square root (the
-/// `shape_polygon_polygon` group of the `narrow_phase` bench).
-pub(crate) fn intersects(a: &RoundedPolygon, b: &RoundedPolygon, mode: OverlapMode) -> bool {
-    if a.radius != 0.0 || b.radius != 0.0 || a.count < 3 || b.count < 3 {
-        return contact(a, b, mode).is_some();
-    }
-    // Separated along an edge's unscaled normal: beyond it, or on it where touching does not count.
+/// Whether two polygons grown by nothing are apart in `mode`: separated along an edge's unscaled
+/// normal, beyond it or on it where touching does not count. Only the sign of each edge's separation
+/// counts, which needs no square root (the `shape_polygon_polygon` group of the `narrow_phase`
+/// bench); [`contact`] asks it too, so that the two always agree.
+fn polygons_apart(a: &RoundedPolygon, b: &RoundedPolygon, mode: OverlapMode) -> bool {
     let separated = |a: &RoundedPolygon, b: &RoundedPolygon| {
         (0..a.count).any(|i| {
             let (from, to) = (a.points[i], a.points[(i + 1) % a.count]);
@@ -220,7 +260,20 @@ pub(crate) fn intersects(a: &RoundedPolygon, b: &RoundedPolygon, mode: OverlapMo
             !mode.admits(normal.dot(from) - nearest)
         })
     };
-    !separated(a, b) && !separated(b, a)
+    separated(a, b) || separated(b, a)
+}
+
+/// Whether both are polygons grown by nothing, for [`polygons_apart`].
+fn both_polygons(a: &RoundedPolygon, b: &RoundedPolygon) -> bool {
+    a.radius == 0.0 && b.radius == 0.0 && a.count >= 3 && b.count >= 3
+}
+
+/// Whether two rounded polygons collide in `mode`: [`contact`]'s answer.
+pub(crate) fn intersects(a: &RoundedPolygon, b: &RoundedPolygon, mode: OverlapMode) -> bool {
+    if both_polygons(a, b) {
+        return !polygons_apart(a, b, mode);
+    }
+    contact(a, b, mode).is_some()
 }
 
 /// Whether `point` lies in the rounded polygon, boundary included.
@@ -271,7 +324,11 @@ pub(crate) fn ray_cast<const N: usize>(shape: &RoundedPolygon<N>, ray: Ray2d) ->
         let along = Vec2::new(-normal.y, normal.x);
         let half_length = 0.5 * from.distance(to);
         let center = 0.5 * (from + to) + normal * (0.5 * shape.radius);
-        let rotation = Rot2::from_sin_cos(along.y, along.x);
+        // From its parts: `Rot2::from_sin_cos` asserts a unit length that rounding may miss.
+        let rotation = Rot2 {
+            cos: along.x,
+            sin: along.y,
+        };
         offer(ray_cast_box(
             center,
             Vec2::new(half_length, 0.5 * shape.radius),
@@ -305,7 +362,7 @@ pub(crate) fn ray_cast<const N: usize>(shape: &RoundedPolygon<N>, ray: Ray2d) ->
     });
     if let Some((_, _, normal)) = side {
         hit.normal = normal;
-    } else if let Some(normal) = (point - closest).try_normalize() {
+    } else if let Some((normal, _)) = direction_and_length(point - closest) {
         hit.normal = normal;
     }
     Some(hit)
@@ -351,20 +408,20 @@ pub(crate) fn touching_point(target: &RoundedPolygon, other: &RoundedPolygon) ->
         return None;
     }
     let (on_target, on_other) = closest_points(target, other);
-    let normal = (on_other - on_target).try_normalize()?;
+    let (normal, _) = direction_and_length(on_other - on_target)?;
     Some(on_target + normal * target.radius)
 }
 
 /// Where `moving`, moved along the unit `direction`, first touches `target`, both rounded polygons
 /// that are apart at the start: the distance, and `target`'s normal there. The cast is a ray from
-/// the origin against the Minkowski difference of the targets's core and the moving one's, grown by
+/// the origin against the Minkowski difference of the target's core and the moving one's, grown by
 /// both radii: the offsets at which the shapes touch or overlap.
 pub(crate) fn cast(
     moving: &RoundedPolygon,
     direction: Dir2,
     target: &RoundedPolygon,
 ) -> Option<(f32, Vec2)> {
-    let mut differences = [Vec2::ZERO; MAX_POINTS * MAX_POINTS];
+    let mut differences = [Vec2::ZERO; MAX_POLYGON_VERTICES * MAX_POLYGON_VERTICES];
     let mut count = 0;
     for &b in target.core() {
         for &a in moving.core() {
@@ -372,7 +429,7 @@ pub(crate) fn cast(
             count += 1;
         }
     }
-    let mut hull = [Vec2::ZERO; 2 * MAX_POINTS * MAX_POINTS + 1];
+    let mut hull = [Vec2::ZERO; 2 * MAX_POLYGON_VERTICES * MAX_POLYGON_VERTICES + 1];
     let hull_count = hull_into(&mut differences[..count], &mut hull);
     // Sums of two polygons of at most `MAX_POLYGON_VERTICES` vertices have at most `MAX_POINTS`.
     let difference = RoundedPolygon::<MAX_POINTS>::new(

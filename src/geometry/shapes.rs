@@ -486,7 +486,7 @@ impl ConvexPolygon {
         &self.vertices[..usize::from(self.len)]
     }
 
-    /// Whether this is a polygon and not [`Self::EMPTY`].
+    /// Whether this is [`Self::EMPTY`], no polygon.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -517,13 +517,13 @@ impl ConvexPolygon {
     ///
     /// let triangle = ConvexPolygon::hull(&[Vec2::ZERO, Vec2::X, Vec2::Y]).unwrap();
     /// let pose = Pose2d::new(Vec2::new(5.0, 0.0), Rot2::IDENTITY, Vec2::new(-2.0, 1.0));
-    /// let placed = triangle.from_pose(&pose, Vec2::ZERO);
+    /// let placed = triangle.placed(&pose, Vec2::ZERO);
     /// // Mirrored, the vertices are put back counter-clockwise.
     /// assert_eq!(placed.vertices(), [Vec2::new(5.0, 1.0), Vec2::new(3.0, 0.0), Vec2::new(5.0, 0.0)]);
     /// ```
     #[inline]
     #[must_use]
-    pub fn from_pose(&self, pose: &Pose2d, offset: Vec2) -> Self {
+    pub fn placed(&self, pose: &Pose2d, offset: Vec2) -> Self {
         let mut placed = *self;
         let len = usize::from(self.len);
         for (out, vertex) in placed.vertices[..len].iter_mut().zip(self.vertices()) {
