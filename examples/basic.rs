@@ -1,6 +1,6 @@
 //! Rectangles, rotated rectangles, circles, a capsule and a polygon you can drag with the mouse; shapes
-//! turn red while they touch. `Q`/`E` turn the picked shape (an axis-aligned rectangle ignores rotation), `F9` toggles the
-//! collision overlay.
+//! turn red while they touch. `Q`/`E` turn the picked shape (an axis-aligned rectangle ignores
+//! rotation), `F9` toggles the collision overlay.
 //!
 //! Run: `cargo run --example basic`
 

@@ -1,7 +1,7 @@
 //! A capsule character moved with `SpatialQuery::move_and_slide`: it runs over a floor of flush tiles
-//! without a bump, walks up a 30° slope and over a triangular bump but not up a 60° slope, rides a moving platform, and jumps up through a
-//! `OneWayPlatform`, which holds it from above until it drops through. Until a key is pressed, it
-//! runs and jumps by itself.
+//! without a bump, walks up a 30° slope and over a triangular bump but not up a 60° slope, rides a
+//! moving platform, and jumps up through a `OneWayPlatform`, which holds it from above until it drops
+//! through. Until a key is pressed, it runs and jumps by itself.
 //!
 //! Keys: `A`/`D` or arrows run, `Space` jumps, `S` or down drops through the one-way platform.
 //!
