@@ -223,6 +223,12 @@ fn contact_in_order(a: &RoundedPolygon, b: &RoundedPolygon, mode: OverlapMode) -
         let depth = (-separation).max(0.0);
         return Some(Contact { normal, depth });
     }
+    if separation == f32::NEG_INFINITY && !polygons {
+        // No edge normal on either side: cores of one point each, however many times it is listed
+        // (a rectangle of no size, a capsule whose ends round to one point).
+        let (on_a, on_b) = closest_points(a, b);
+        return apart(on_a, on_b);
+    }
     if a.count <= 2 && b.count <= 2 && separation <= 0.0 {
         // Two crossing segments overlap by their normals' test; otherwise points and segments on
         // one line overlap only where their closest points meet.
