@@ -7,7 +7,7 @@ use bevy::prelude::*;
 use crate::broad_phase::BroadPhase;
 use crate::collider::CollidingEntities;
 use crate::collider::{ColliderDisabled, ColliderWorldShape, InvalidCollider};
-use crate::geometry::{WorldShape, contact_point};
+use crate::geometry::{MAX_POLYGON_VERTICES, WorldShape, contact_point};
 use crate::narrow_phase::Contacts;
 use crate::plugin::CollisionSystems;
 
@@ -325,25 +325,34 @@ fn draw_sweeps(mut gizmos: Gizmos<CollisionGizmos>, broad_phase: Res<BroadPhase>
     for (_, shape, motion) in broad_phase.sweeps() {
         let start = shape.translated(-motion);
         draw_shape(&mut gizmos, &start, color);
-        // The way's outline: each corner's or vertex's track, or a round shape's two sides'.
+        // The way's outline: each corner's or vertex's track, or a round shape's two sides', kept
+        // in an array so that the overlay allocates nothing a frame.
         let across = motion.normalize_or_zero().perp();
-        let tracks: Vec<Vec2> = match shape {
+        let mut tracks = [Vec2::ZERO; MAX_POLYGON_VERTICES];
+        let count = match shape {
             WorldShape::Circle(circle) => {
                 let side = across * circle.radius;
-                vec![circle.center + side, circle.center - side]
+                tracks[..2].copy_from_slice(&[circle.center + side, circle.center - side]);
+                2
             }
             WorldShape::Capsule(capsule) => {
                 let side = across * capsule.radius;
-                (capsule.ends().into_iter())
-                    .flat_map(|end| [end + side, end - side])
-                    .collect()
+                let [low, high] = capsule.ends();
+                tracks[..4].copy_from_slice(&[low + side, low - side, high + side, high - side]);
+                4
             }
-            WorldShape::Polygon(polygon) => polygon.vertices().to_vec(),
+            WorldShape::Polygon(polygon) => {
+                let vertices = polygon.vertices();
+                tracks[..vertices.len()].copy_from_slice(vertices);
+                vertices.len()
+            }
             WorldShape::Rect(_) | WorldShape::RotatedRect(_) => {
-                shape.corners().into_iter().flatten().collect()
+                let corners = shape.corners().unwrap_or_default();
+                tracks[..4].copy_from_slice(&corners);
+                4
             }
         };
-        for end in tracks {
+        for &end in &tracks[..count] {
             gizmos.line_2d(end - motion, end, color);
         }
     }
